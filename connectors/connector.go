@@ -1,0 +1,161 @@
+package connectors
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rs/zerolog"
+)
+
+// Type says in which direction a connector moves data.
+type Type string
+
+const (
+	Source Type = "source"
+	Sink   Type = "sink"
+)
+
+// Connector splits a job into task configurations. The runtime calls Start once
+// per incarnation, TaskConfigs whenever it needs the current split (after Start,
+// and after the connector asked for a reconfiguration), and Stop before it
+// discards the instance. A Connector never moves data itself.
+type Connector interface {
+	// Config describes every key the connector accepts. It drives validation
+	// (before anything is written) and the validate endpoint. It must not
+	// depend on Start having been called.
+	Config() *ConfigDef
+	// Start receives the connector's whole config, already validated against
+	// Config. It should return promptly; ctx carries a deadline.
+	Start(ctx context.Context, cc ConnectorContext, config map[string]string) error
+	// TaskConfigs returns at most maxTasks task configurations.
+	TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error)
+	// Stop releases what Start acquired.
+	Stop() error
+}
+
+// SourceConnector is a Connector whose tasks read from an external system.
+type SourceConnector interface {
+	Connector
+	NewTask() SourceTask
+}
+
+// SinkConnector is a Connector whose tasks write to an external system.
+type SinkConnector interface {
+	Connector
+	NewTask() SinkTask
+}
+
+// ConfigValidator is implemented by connectors that check relations between
+// keys that ConfigDef alone cannot express (for example "query and
+// table.whitelist are exclusive"). It returns the errors per key name.
+type ConfigValidator interface {
+	ValidateConfig(config map[string]string) map[string][]string
+}
+
+// ConnectorContext is the runtime as a Connector sees it.
+type ConnectorContext interface {
+	// Name is the connector's name.
+	Name() string
+	// RequestTaskReconfiguration asks the runtime to call TaskConfigs again,
+	// for example because the set of tables to copy changed.
+	RequestTaskReconfiguration()
+	// RaiseError fails the connector; its supervisor restarts it.
+	RaiseError(err error)
+	// Logger carries the worker and connector fields.
+	Logger() *zerolog.Logger
+}
+
+// SourceTask copies data from an external system into Kafka.
+//
+// The runtime calls Open once, then Poll in a loop on a goroutine of its own,
+// then Close. Poll and Commit are never called concurrently with each other.
+type SourceTask interface {
+	// Open starts the task with its task config. tc.Offset returns the last
+	// committed offset of a source partition, so a restarted or moved task
+	// resumes where its predecessor stopped.
+	Open(ctx context.Context, tc SourceTaskContext, config map[string]string) error
+	// Poll returns the next batch of records, or none when nothing is ready.
+	// It must return by ctx's deadline; waiting for data is its job, but
+	// never past the deadline.
+	Poll(ctx context.Context) ([]*SourceRecord, error)
+	// Commit is called after the offsets of every record acknowledged by
+	// Kafka so far have been durably stored. Sources that must delete or
+	// acknowledge data upstream do it here. Most sources do nothing.
+	Commit(ctx context.Context) error
+	// Close releases the task's resources. It is called once, also after
+	// Open or Poll failed.
+	Close() error
+}
+
+// SourceTaskContext is the runtime as a SourceTask sees it.
+type SourceTaskContext interface {
+	ConnectorName() string
+	TaskID() int
+	// Offset returns the committed offset of a source partition, or nil when
+	// none was committed.
+	Offset(partition map[string]any) (map[string]any, error)
+	Logger() *zerolog.Logger
+}
+
+// SinkTask copies data from Kafka into an external system.
+type SinkTask interface {
+	// Open starts the task with its task config.
+	Open(ctx context.Context, tc SinkTaskContext, config map[string]string) error
+	// Write delivers a batch. When it returns nil, the records are durably
+	// written and their offsets may be committed (invariant 1), unless the
+	// task implements PreCommitter.
+	Write(ctx context.Context, records []*SinkRecord) error
+	// Close releases the task's resources.
+	Close() error
+}
+
+// TopicPartition names one partition of a Kafka topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// PartitionAware is implemented by sink tasks that keep per-partition state.
+// The runtime calls Assigned before the first Write of a partition's records
+// and Revoked after the last, once its offsets are committed.
+type PartitionAware interface {
+	Assigned(ctx context.Context, partitions []TopicPartition) error
+	Revoked(ctx context.Context, partitions []TopicPartition) error
+}
+
+// PreCommitter is implemented by sink tasks that buffer: Write may return
+// before data is durable. Before committing consumer offsets the runtime calls
+// PreCommit with the next offset to consume per partition for everything
+// written so far; the task flushes what it must and returns the offsets that
+// are now safe to commit (a subset, or lower values). Only those are committed.
+type PreCommitter interface {
+	PreCommit(ctx context.Context, offsets map[TopicPartition]int64) (map[TopicPartition]int64, error)
+}
+
+// SinkTaskContext is the runtime as a SinkTask sees it.
+type SinkTaskContext interface {
+	ConnectorName() string
+	TaskID() int
+	Logger() *zerolog.Logger
+}
+
+// retriableError marks an error as transient: the runtime retries the call
+// with backoff (within errors.retry.timeout) instead of failing the task.
+type retriableError struct{ err error }
+
+func (e retriableError) Error() string { return e.err.Error() }
+func (e retriableError) Unwrap() error { return e.err }
+
+// Retriable wraps err so that the runtime retries the failed Poll or Write.
+func Retriable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return retriableError{err}
+}
+
+// IsRetriable reports whether err, or an error it wraps, was marked Retriable.
+func IsRetriable(err error) bool {
+	var r retriableError
+	return errors.As(err, &r)
+}

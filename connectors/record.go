@@ -1,0 +1,53 @@
+package connectors
+
+import "time"
+
+// Header is a record header. Values are raw bytes as stored in Kafka.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// SourceRecord is one record a SourceTask read, with where it came from.
+//
+// Partition and Offset are Connect's source partition and source offset: the
+// runtime stores Offset under Partition in the offsets topic once Kafka has
+// acknowledged the record and every earlier record of the same Partition
+// (invariant 1), and hands it back through SourceTaskContext.Offset after a
+// restart. Both must be JSON-serialisable maps of strings, numbers, booleans.
+type SourceRecord struct {
+	Partition map[string]any
+	Offset    map[string]any
+
+	Topic string
+	// KafkaPartition pins the record to a partition; nil lets the producer
+	// choose by key.
+	KafkaPartition *int32
+
+	KeySchema   *Schema
+	Key         any
+	ValueSchema *Schema
+	Value       any
+	Headers     []Header
+	// Timestamp is the record's time; the zero value means "now".
+	Timestamp time.Time
+}
+
+// SinkRecord is one record consumed from Kafka, converted for a SinkTask.
+type SinkRecord struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Timestamp time.Time
+
+	KeySchema   *Schema
+	Key         any
+	ValueSchema *Schema
+	Value       any
+	Headers     []Header
+}
+
+// TopicPartition returns where the record was read from.
+func (r *SinkRecord) TopicPartition() TopicPartition {
+	return TopicPartition{Topic: r.Topic, Partition: r.Partition}
+}
