@@ -1,0 +1,95 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// goSafe runs fn on a goroutine of its own and reports its end through done:
+// nil when it returned nil, else a *failure with the trace. A panic inside fn
+// (that is, inside connector code) becomes such a failure too, so it can never
+// take the worker down (invariants 5 and 8).
+func goSafe(ctx context.Context, fn func(context.Context) error, done func(*failure)) {
+	go func() {
+		done(runSafe(ctx, fn))
+	}()
+}
+
+func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			f = &failure{err: fmt.Errorf("panic: %v", r), trace: fmt.Sprintf("panic: %v\n\n%s", r, debug.Stack())}
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return &failure{err: err, trace: traceOf(err)}
+	}
+	return nil
+}
+
+// traceOf renders an error as the status topic's trace: the message chain.
+func traceOf(err error) string {
+	var t interface{ Trace() string }
+	if e, ok := err.(interface{ Trace() string }); ok {
+		t = e
+		return t.Trace()
+	}
+	return err.Error()
+}
+
+// leases makes sure that at most one instance of a task runs on this worker at
+// a time (invariant 4, within one worker): a restarted or re-assigned task
+// waits until its predecessor's pipeline has returned, which includes its last
+// offset flush, before it opens.
+type leases struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newLeases() *leases { return &leases{held: map[string]chan struct{}{}} }
+
+// acquire waits until no other holder of key runs, or ctx ends. The returned
+// release must be called once the holder's work has stopped.
+func (l *leases) acquire(ctx context.Context, key string) (release func(), err error) {
+	for {
+		l.mu.Lock()
+		prev, busy := l.held[key]
+		if !busy {
+			ch := make(chan struct{})
+			l.held[key] = ch
+			l.wg.Add(1)
+			l.mu.Unlock()
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					l.mu.Lock()
+					delete(l.held, key)
+					l.mu.Unlock()
+					close(ch)
+					l.wg.Done()
+				})
+			}, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-prev:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// wait blocks until every lease is released or ctx ends.
+func (l *leases) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,50 @@
+package actors
+
+import (
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ProducerOpts are the options of the worker's shared source producer:
+// idempotent with acks=all (kgo's defaults, stated here so nobody loosens
+// them by accident), records keyed like Kafka's Java client (murmur2, so the
+// same key lands on the same partition as with Connect), and a record whose
+// source pinned a partition going there.
+func ProducerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(pinPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.MaxBufferedRecords(1 << 17),
+		kgo.ProducerLinger(0),
+	}
+}
+
+// pinPartitioner sends records whose Partition is >= 0 there and leaves the
+// rest (Partition -1) to the base partitioner.
+type pinPartitioner struct{ base kgo.Partitioner }
+
+func (p pinPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	return pinTopic{p.base.ForTopic(topic)}
+}
+
+type pinTopic struct{ base kgo.TopicPartitioner }
+
+func (p pinTopic) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.base.RequiresConsistency(r)
+}
+
+func (p pinTopic) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 {
+		if int(r.Partition) < n {
+			return int(r.Partition)
+		}
+		// An out-of-range pin cannot be honoured; keying keeps it stable.
+	}
+	return p.base.Partition(r, n)
+}
+
+// OnNewBatch keeps the base's sticky behaviour for unkeyed records.
+func (p pinTopic) OnNewBatch() {
+	if nb, ok := p.base.(kgo.TopicPartitionerOnNewBatch); ok {
+		nb.OnNewBatch()
+	}
+}

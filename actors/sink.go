@@ -1,0 +1,395 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
+)
+
+// sinkPipeline: one member of the consumer group connect-<name> (cooperative
+// sticky) -> fetch -> convert -> Write -> commit consumer offsets only for
+// what Write (or PreCommit) declared durable (invariant 1).
+type sinkPipeline struct {
+	*taskRun
+	task       connectors.SinkTask
+	key, value converters.Converter
+	tol        tolerance
+
+	client *kgo.Client
+
+	mu        sync.Mutex
+	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
+	committed map[connectors.TopicPartition]int64
+	lastFlush time.Time
+}
+
+// maxPollRecords is Connect's consumer max.poll.records default: the
+// largest batch one Write gets.
+const maxPollRecords = 500
+
+func (p *sinkPipeline) run(ctx context.Context) (err error) {
+	p.written = map[connectors.TopicPartition]int64{}
+	p.committed = map[connectors.TopicPartition]int64{}
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
+	cancel()
+	defer func() {
+		if cerr := p.task.Close(); cerr != nil {
+			p.log.Warn().Err(cerr).Msg("sink task close failed")
+		}
+	}()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("open sink task: %w", err)
+	}
+	if err := p.connect(); err != nil {
+		return err
+	}
+	defer func() {
+		// With BlockRebalanceOnPoll, a client that last returned from a
+		// poll holds rebalances back; leaving the group needs them.
+		p.client.AllowRebalance()
+		p.client.Close()
+	}()
+	p.opened()
+	p.lastFlush = time.Now()
+
+	loopErr := p.loop(ctx)
+	// Commit what was written before leaving the group, so the next owner
+	// of these partitions starts right after it.
+	cctx, ccancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
+	defer ccancel()
+	if err := p.commit(cctx, nil); err != nil && loopErr == nil && !errors.Is(err, context.DeadlineExceeded) {
+		loopErr = err
+	}
+	return loopErr
+}
+
+func (p *sinkPipeline) connect() error {
+	opts := append([]kgo.Opt{}, p.rt.opts.KafkaOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup("connect-"+p.id.Connector),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ClientID(fmt.Sprintf("sluice-%s-%s-%d", p.rt.opts.WorkerID, p.id.Connector, p.id.Task)),
+		kgo.FetchMaxBytes(16<<20),
+		kgo.FetchMaxPartitionBytes(4<<20),
+		kgo.FetchMaxWait(250*time.Millisecond),
+		kgo.OnPartitionsAssigned(p.assigned),
+		kgo.OnPartitionsRevoked(p.revoked),
+		kgo.OnPartitionsLost(p.lost),
+	)
+	if re := p.connConfig["topics.regex"]; re != "" {
+		if _, err := regexp.Compile(re); err != nil {
+			return fmt.Errorf("topics.regex: %w", err)
+		}
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(re))
+	} else {
+		topics := connectors.SplitList(p.connConfig["topics"])
+		if len(topics) == 0 {
+			return fmt.Errorf("topics: a sink connector needs topics or topics.regex")
+		}
+		opts = append(opts, kgo.ConsumeTopics(topics...))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("sink consumer: %w", err)
+	}
+	p.client = cl
+	return nil
+}
+
+func (p *sinkPipeline) loop(ctx context.Context) error {
+	flushEvery := p.rt.opts.OffsetFlushInterval
+	pausedFetching := false
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(p.lastFlush) >= flushEvery {
+			if err := p.commit(ctx, nil); err != nil && ctx.Err() == nil {
+				p.log.Warn().Err(err).Msg("offset commit failed; will retry")
+			}
+		}
+		paused := p.gate.paused()
+		if paused != pausedFetching {
+			// Paused sinks stay in the group (kgo heartbeats on its own),
+			// they only stop fetching.
+			if paused {
+				p.client.PauseFetchTopics(p.client.GetConsumeTopics()...)
+			} else {
+				p.client.ResumeFetchTopics(p.client.GetConsumeTopics()...)
+			}
+			pausedFetching = paused
+		}
+		p.client.AllowRebalance()
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		fetches := p.client.PollRecords(pctx, maxPollRecords)
+		cancel()
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		var fetchErr error
+		fetches.EachError(func(t string, part int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			p.log.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
+			fetchErr = err
+		})
+		_ = fetchErr // kgo retries fetch errors itself; they are logged
+		if fetches.NumRecords() == 0 {
+			continue
+		}
+		if err := p.deliver(ctx, fetches); err != nil {
+			return err
+		}
+	}
+}
+
+// deliver converts a fetched batch and writes it.
+func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
+	batch := make([]*connectors.SinkRecord, 0, fetches.NumRecords())
+	next := map[connectors.TopicPartition]int64{}
+	var convErr error
+	fetches.EachRecord(func(r *kgo.Record) {
+		if convErr != nil {
+			return
+		}
+		tp := connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		sr, err := p.convert(r)
+		if err != nil {
+			if !p.tol.all {
+				convErr = err
+				return
+			}
+			if dlqErr := p.deadLetter(ctx, r, err); dlqErr != nil {
+				convErr = dlqErr
+				return
+			}
+		} else {
+			batch = append(batch, sr)
+		}
+		next[tp] = r.Offset + 1
+	})
+	if convErr != nil {
+		return convErr
+	}
+	if len(batch) > 0 {
+		err := retry(ctx, p.log, "write", p.tol.retryMaxBackoff, func() error { return p.task.Write(ctx, batch) })
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopping: nothing of this batch is committed
+			}
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	p.mu.Lock()
+	for tp, off := range next {
+		p.written[tp] = off
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
+	ks, k, err := p.key.ToConnect(r.Topic, r.Key)
+	if err != nil {
+		return nil, fmt.Errorf("convert key of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	vs, v, err := p.value.ToConnect(r.Topic, r.Value)
+	if err != nil {
+		return nil, fmt.Errorf("convert value of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	sr := &connectors.SinkRecord{
+		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+		KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
+	}
+	if len(r.Headers) > 0 {
+		sr.Headers = make([]connectors.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			sr.Headers[i] = connectors.Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	return sr, nil
+}
+
+// deadLetter handles a record that cannot be converted under
+// errors.tolerance=all: logged if asked, sent to the dead letter queue if one
+// is configured, and in any case not written (invariant 7).
+func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause error) error {
+	if p.tol.logErrors {
+		ev := p.log.Warn().Err(cause).Str("topic", r.Topic).Int32("partition", r.Partition).Int64("offset", r.Offset)
+		if p.tol.logMessages {
+			ev = ev.Bytes("value", r.Value)
+		}
+		ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
+	}
+	if p.tol.dlqTopic == "" {
+		return nil
+	}
+	dr := &kgo.Record{Topic: p.tol.dlqTopic, Key: r.Key, Value: r.Value, Partition: -1, Headers: append([]kgo.RecordHeader(nil), r.Headers...)}
+	if p.tol.dlqHeaders {
+		h := func(k, v string) {
+			dr.Headers = append(dr.Headers, kgo.RecordHeader{Key: "__connect.errors." + k, Value: []byte(v)})
+		}
+		h("topic", r.Topic)
+		h("partition", strconv.Itoa(int(r.Partition)))
+		h("offset", strconv.FormatInt(r.Offset, 10))
+		h("connector.name", p.id.Connector)
+		h("task.id", strconv.Itoa(p.id.Task))
+		h("stage", "VALUE_CONVERTER")
+		h("class.name", p.connConfig["value.converter"])
+		h("exception.class.name", fmt.Sprintf("%T", cause))
+		h("exception.message", cause.Error())
+		h("exception.stacktrace", cause.Error())
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// Synchronous: the record's offset may be committed only once the
+	// dead letter queue has it.
+	if err := p.rt.opts.Producer.ProduceSync(pctx, dr).FirstErr(); err != nil {
+		return fmt.Errorf("dead letter queue %q: %w", p.tol.dlqTopic, err)
+	}
+	return nil
+}
+
+// commit commits consumer offsets of durably written data. only, when not
+// nil, restricts it to some partitions (those being revoked).
+func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32) error {
+	p.lastFlush = time.Now()
+	p.mu.Lock()
+	pending := map[connectors.TopicPartition]int64{}
+	for tp, off := range p.written {
+		if only != nil && !containsPartition(only, tp) {
+			continue
+		}
+		if p.committed[tp] != off {
+			pending[tp] = off
+		}
+	}
+	p.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	safe := pending
+	if pc, ok := p.task.(connectors.PreCommitter); ok {
+		// A buffering sink says what is durable; only that is committed.
+		var err error
+		if safe, err = pc.PreCommit(ctx, pending); err != nil {
+			return fmt.Errorf("pre-commit: %w", err)
+		}
+	}
+	// Invariant 1: these offsets are of records Write (or PreCommit)
+	// declared durable.
+	toCommit := map[string]map[int32]kgo.EpochOffset{}
+	for tp, off := range safe {
+		if w, ok := pending[tp]; !ok || off > w {
+			continue // never beyond what was written
+		}
+		if toCommit[tp.Topic] == nil {
+			toCommit[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		toCommit[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+	}
+	var commitErr error
+	p.client.CommitOffsetsSync(ctx, toCommit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			commitErr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, pt := range t.Partitions {
+				if pt.ErrorCode != 0 && commitErr == nil {
+					commitErr = fmt.Errorf("commit %s-%d: error code %d", t.Topic, pt.Partition, pt.ErrorCode)
+				}
+			}
+		}
+	})
+	if commitErr != nil {
+		return commitErr
+	}
+	p.mu.Lock()
+	for t, parts := range toCommit {
+		for part, eo := range parts {
+			p.committed[connectors.TopicPartition{Topic: t, Partition: part}] = eo.Offset
+		}
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+func containsPartition(m map[string][]int32, tp connectors.TopicPartition) bool {
+	for _, p := range m[tp.Topic] {
+		if p == tp.Partition {
+			return true
+		}
+	}
+	return false
+}
+
+func toTopicPartitions(m map[string][]int32) []connectors.TopicPartition {
+	var out []connectors.TopicPartition
+	for t, ps := range m {
+		for _, p := range ps {
+			out = append(out, connectors.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	return out
+}
+
+func (p *sinkPipeline) assigned(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	p.log.Info().Interface("partitions", m).Msg("partitions assigned")
+	if pa, ok := p.task.(connectors.PartitionAware); ok {
+		if err := pa.Assigned(ctx, toTopicPartitions(m)); err != nil {
+			p.log.Error().Err(err).Msg("sink task refused assigned partitions")
+		}
+	}
+}
+
+// revoked runs before partitions move to another member: commit what was
+// written for them, so the next owner does not redo it.
+func (p *sinkPipeline) revoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	p.log.Info().Interface("partitions", m).Msg("partitions revoked")
+	if err := p.commit(ctx, m); err != nil {
+		p.log.Warn().Err(err).Msg("commit before revocation failed; the next owner redelivers")
+	}
+	p.forget(m)
+	if pa, ok := p.task.(connectors.PartitionAware); ok {
+		if err := pa.Revoked(ctx, toTopicPartitions(m)); err != nil {
+			p.log.Warn().Err(err).Msg("sink task revoke failed")
+		}
+	}
+}
+
+// lost partitions cannot be committed any more: someone else owns them.
+func (p *sinkPipeline) lost(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	p.log.Warn().Interface("partitions", m).Msg("partitions lost")
+	p.forget(m)
+	if pa, ok := p.task.(connectors.PartitionAware); ok {
+		_ = pa.Revoked(ctx, toTopicPartitions(m))
+	}
+}
+
+func (p *sinkPipeline) forget(m map[string][]int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, tp := range toTopicPartitions(m) {
+		delete(p.written, tp)
+		delete(p.committed, tp)
+	}
+}

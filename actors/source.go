@@ -1,0 +1,241 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
+)
+
+// sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
+// worker's idempotent acks=all producer -> advance the per-partition
+// watermark as acks arrive -> flush offsets every offset.flush.interval.ms
+// -> the task's Commit.
+type sourcePipeline struct {
+	*taskRun
+	task       connectors.SourceTask
+	key, value converters.Converter
+	tol        tolerance
+
+	tracker   *offsetTracker
+	topics    map[string]bool // topics known to exist
+	lastFlush time.Time
+}
+
+// pollTimeout bounds one Poll, so pauses, stops and flushes are never late
+// by more than this.
+const pollTimeout = 500 * time.Millisecond
+
+func (p *sourcePipeline) run(ctx context.Context) (err error) {
+	p.tracker = newOffsetTracker()
+	p.topics = map[string]bool{}
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
+	cancel()
+	defer func() {
+		if cerr := p.task.Close(); cerr != nil {
+			p.log.Warn().Err(cerr).Msg("source task close failed")
+		}
+	}()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("open source task: %w", err)
+	}
+	p.opened()
+	p.lastFlush = time.Now()
+
+	// produceCtx outlives ctx: records already handed to the producer must
+	// still be acknowledged while the task drains at shutdown.
+	produceCtx, stopProduce := context.WithCancel(context.Background())
+	defer stopProduce()
+
+	loopErr := p.loop(ctx, produceCtx)
+
+	// Drain: wait for the acks of what was produced, then flush what they
+	// made committable. On a failure the flush still stores the offsets of
+	// records acknowledged before it (never of unacknowledged ones).
+	dctx, dcancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
+	defer dcancel()
+	if err := p.tracker.waitAtMost(dctx, 0); err != nil {
+		p.log.Warn().Int("in_flight", p.tracker.inFlight()).Msg("records still unacknowledged at shutdown; their offsets are not committed")
+	}
+	stopProduce()
+	if err := p.flush(dctx); err != nil && loopErr == nil {
+		loopErr = err
+	}
+	return loopErr
+}
+
+func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
+	flushEvery := p.rt.opts.OffsetFlushInterval
+	for {
+		if err := p.tracker.failure(); err != nil {
+			return fmt.Errorf("produce failed: %w", err)
+		}
+		if time.Since(p.lastFlush) >= flushEvery {
+			if err := p.flush(ctx); err != nil {
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if p.gate.paused() {
+			// Paused: no polling, but offsets of acked records still flush.
+			wctx, cancel := context.WithTimeout(ctx, flushEvery)
+			p.waitResumed(wctx)
+			cancel()
+			continue
+		}
+		// Backpressure: the window of unacknowledged records is bounded.
+		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
+			return nil
+		}
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		var batch []*connectors.SourceRecord
+		err := retry(ctx, p.log, "poll", p.tol.retryMaxBackoff, func() (err error) {
+			batch, err = p.task.Poll(pctx)
+			return err
+		})
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, context.DeadlineExceeded) && pctx.Err() != nil {
+				continue // a Poll that honoured its deadline returning its error
+			}
+			return fmt.Errorf("poll: %w", err)
+		}
+		for _, rec := range batch {
+			if err := p.send(ctx, produceCtx, rec); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// send converts one record and hands it to the producer.
+func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.SourceRecord) error {
+	if rec == nil {
+		return nil
+	}
+	e := p.tracker.add(rec.Partition, rec.Offset)
+	kr, err := p.convert(rec)
+	if err != nil {
+		if !p.tol.all {
+			p.tracker.skip(e)
+			return err
+		}
+		if p.tol.logErrors {
+			ev := p.log.Warn().Err(err).Str("topic", rec.Topic)
+			if p.tol.logMessages {
+				ev = ev.Interface("offset", rec.Offset)
+			}
+			ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
+		}
+		p.tracker.skip(e)
+		return nil
+	}
+	if !p.topics[kr.Topic] {
+		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
+			p.tracker.skip(e)
+			return err
+		}
+		p.topics[kr.Topic] = true
+	}
+	p.rt.opts.Producer.Produce(produceCtx, kr, func(_ *kgo.Record, err error) { p.tracker.ack(e, err) })
+	return nil
+}
+
+func (p *sourcePipeline) convert(rec *connectors.SourceRecord) (*kgo.Record, error) {
+	if rec.Topic == "" {
+		return nil, fmt.Errorf("source record has no topic")
+	}
+	k, err := p.key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		return nil, fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)
+	}
+	v, err := p.value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	if err != nil {
+		return nil, fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Key: k, Value: v, Timestamp: rec.Timestamp, Partition: -1}
+	if rec.KafkaPartition != nil {
+		kr.Partition = *rec.KafkaPartition
+	}
+	if len(rec.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		for i, h := range rec.Headers {
+			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
+		}
+	}
+	return kr, nil
+}
+
+// ensureTopic creates a topic the task writes to when it is missing, with
+// topic.creation.default.* or the broker's defaults, so sources work on
+// brokers with auto-creation off.
+func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
+	if p.rt.opts.Admin == nil {
+		return nil
+	}
+	partitions, replication := int32(-1), int16(-1)
+	if v, ok := p.connConfig["topic.creation.default.partitions"]; ok {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			return fmt.Errorf("topic.creation.default.partitions: %q is not a number", v)
+		}
+		partitions = int32(n)
+	}
+	if v, ok := p.connConfig["topic.creation.default.replication.factor"]; ok {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			return fmt.Errorf("topic.creation.default.replication.factor: %q is not a number", v)
+		}
+		replication = int16(n)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := p.rt.opts.Admin.CreateTopic(cctx, partitions, replication, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("create topic %q: %w", topic, err)
+	}
+	return nil
+}
+
+// flush stores the offsets that acks made committable, then lets the task
+// commit upstream (invariant 1: only offsets of acknowledged records).
+func (p *sourcePipeline) flush(ctx context.Context) error {
+	p.lastFlush = time.Now()
+	entries := p.tracker.committable()
+	if len(entries) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries); err != nil {
+		// Not fatal: the same offsets (or newer) are written next time.
+		p.log.Warn().Err(err).Msg("offset flush failed; will retry")
+		return nil
+	}
+	p.tracker.markFlushed(entries)
+	if err := p.task.Commit(wctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// errorBody is Connect's error shape.
+type errorBody struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Configs hold URLs with '&' (JDBC URLs): keep them readable, as
+	// Connect's Jackson does.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		_ = json.NewEncoder(&buf).Encode(errorBody{ErrorCode: code, Message: "encoding the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{ErrorCode: code, Message: msg})
+}
+
+// readBody reads a JSON request body within MaxBodyBytes. A body declared
+// as something other than JSON gets 415; a missing Content-Type is taken as
+// JSON, as curl users often send none.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported Content-Type %q: send application/json", ct))
+			return nil, false
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		if isMaxBytes(err) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", MaxBodyBytes))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, "Reading the request body: "+err.Error())
+		return nil, false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		writeError(w, http.StatusBadRequest, "Request body is empty: expected a JSON object")
+		return nil, false
+	}
+	return body, true
+}
+
+// readObject reads a body that must be one JSON object.
+func (h *handler) readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	obj, err := parseObject(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	return obj, true
+}
+
+// readConfig reads a body that is a config: one JSON object of strings.
+func (h *handler) readConfig(w http.ResponseWriter, r *http.Request) (map[string]string, bool) {
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	obj, err := parseObject(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	cfg, err := configFromObject(obj, "Request body")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	return cfg, true
+}
+
+// parseObject parses body as exactly one JSON object, saying where it
+// fails: the line and column of a syntax error, the field of a wrong type.
+func parseObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, malformed(body, err)
+	}
+	off := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		for off < int64(len(body)) && strings.ContainsRune(" \t\r\n", rune(body[off])) {
+			off++
+		}
+		line, col := position(body, off)
+		return nil, fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): unexpected data after the JSON object", line, col, off)
+	}
+	if kind := kindOf(raw); kind != "an object" {
+		return nil, fmt.Errorf("Request body must be a JSON object, not %s", kind)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, malformed(body, err)
+	}
+	return obj, nil
+}
+
+func malformed(body []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the offending byte too; point at it.
+		off := max(se.Offset-1, 0)
+		line, col := position(body, off)
+		return fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): %v", line, col, off, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := position(body, int64(len(body)))
+		return fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): unexpected end of input", line, col, len(body))
+	}
+	return fmt.Errorf("Malformed JSON in request body: %v", err)
+}
+
+// position turns a 0-based byte offset into a 1-based line and column.
+func position(body []byte, off int64) (line, col int) {
+	if off > int64(len(body)) {
+		off = int64(len(body))
+	}
+	before := body[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+func kindOf(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "empty"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// configMap reads a config object. Values must be strings; numbers and
+// booleans are taken as their JSON text, as Connect's Jackson coerces them,
+// so that {"tasks.max": 2} works. Every bad value is named at once.
+func configMap(raw json.RawMessage, what string) (map[string]string, error) {
+	if kind := kindOf(raw); kind != "an object" {
+		return nil, fmt.Errorf("%s must be a JSON object of string values, not %s", what, kind)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%s is not a valid JSON object: %v", what, err)
+	}
+	return configFromObject(obj, what)
+}
+
+func configFromObject(obj map[string]json.RawMessage, what string) (map[string]string, error) {
+	cfg := make(map[string]string, len(obj))
+	var bad []string
+	for k, v := range obj {
+		switch kind := kindOf(v); kind {
+		case "a string":
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				bad = append(bad, fmt.Sprintf("%q: %v", k, err))
+				continue
+			}
+			cfg[k] = s
+		case "a number", "a boolean":
+			cfg[k] = string(bytes.TrimSpace(v))
+		default:
+			bad = append(bad, fmt.Sprintf("%q must be a string, not %s", k, kind))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, fmt.Errorf("%s has %d invalid config value(s): %s", what, len(bad), strings.Join(bad, "; "))
+	}
+	return cfg, nil
+}
+
+// optionalString reads a string field; absent and null are both absent.
+func optionalString(obj map[string]json.RawMessage, field string) (string, bool, error) {
+	raw, ok := obj[field]
+	if !ok || isNull(raw) {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, fmt.Errorf("Field %q must be a string, not %s", field, kindOf(raw))
+	}
+	return s, true, nil
+}

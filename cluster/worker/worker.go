@@ -1,0 +1,375 @@
+// Package worker assembles one Sluice worker: the Kafka clients, the state
+// topics, the actor runtime that runs connectors and tasks, and the REST
+// server. cmd/sluice starts it; tests start several in one process.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/cluster/control"
+	"github.com/sluice-io/sluice/cluster/rest"
+	"github.com/sluice-io/sluice/cluster/state"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/builtin"
+	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/offsets"
+)
+
+// Config is a worker's configuration. Zero values take Kafka Connect's
+// defaults where Connect has one.
+type Config struct {
+	// Cluster names the cluster: the prefix of the internal topics (and,
+	// with distributed mode, the Kafka group id).
+	Cluster   string
+	WorkerID  string
+	Bootstrap []string
+	// RESTAddr is where the REST API listens (host:port; ":0" picks a port).
+	RESTAddr string
+
+	// Internal topics, as Connect's config.storage.topic etc.; empty means
+	// <cluster>-configs, <cluster>-offsets, <cluster>-status.
+	ConfigTopic, OffsetsTopic, StatusTopic string
+	OffsetsPartitions, StatusPartitions    int32 // 25 and 5
+	// ReplicationFactor of the internal topics; -1 (the default) takes the
+	// broker's default.replication.factor.
+	ReplicationFactor int16
+
+	// Props are worker-level connector defaults (key.converter,
+	// value.converter and their sub-keys).
+	Props map[string]string
+
+	OffsetFlushInterval time.Duration // offset.flush.interval.ms, default 1 s
+	Backoff             actors.Backoff
+	Registry            *connectors.Registry
+	// KafkaOpts are extra client options (TLS, SASL, ...).
+	KafkaOpts []kgo.Opt
+	Version   string
+	Log       zerolog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Cluster == "" {
+		return errors.New("cluster name is required")
+	}
+	if len(c.Bootstrap) == 0 {
+		return errors.New("at least one bootstrap broker is required")
+	}
+	if c.ConfigTopic == "" {
+		c.ConfigTopic = c.Cluster + "-configs"
+	}
+	if c.OffsetsTopic == "" {
+		c.OffsetsTopic = c.Cluster + "-offsets"
+	}
+	if c.StatusTopic == "" {
+		c.StatusTopic = c.Cluster + "-status"
+	}
+	if c.OffsetsPartitions == 0 {
+		c.OffsetsPartitions = 25
+	}
+	if c.StatusPartitions == 0 {
+		c.StatusPartitions = 5
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.Registry == nil {
+		c.Registry = builtin.Registry()
+	}
+	if c.Props == nil {
+		c.Props = map[string]string{}
+	}
+	if c.RESTAddr == "" {
+		c.RESTAddr = ":8083"
+	}
+	return nil
+}
+
+// Worker is a running worker.
+type Worker struct {
+	cfg  Config
+	log  zerolog.Logger
+	http *http.Server
+	ln   net.Listener
+
+	ready    atomic.Bool
+	startMu  sync.Mutex
+	startErr error
+
+	adm      *kadm.Client
+	admCl    *kgo.Client
+	producer *kgo.Client
+	configs  *state.ConfigLog
+	statuses *state.StatusLog
+	offsets  *offsets.SourceStore
+	runtime  *actors.Runtime
+
+	cancel   context.CancelFunc
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+// Start listens on the REST address at once (answering 503 while starting),
+// then connects to Kafka in the background, retrying with backoff while the
+// brokers are unreachable, and starts running connectors once it has read
+// the state topics. Errors that retrying cannot fix (a bad topic config) end
+// the start: Err reports them and Done closes.
+func Start(cfg Config) (*Worker, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.RESTAddr)
+	if err != nil {
+		return nil, fmt.Errorf("REST API cannot listen on %s: %w", cfg.RESTAddr, err)
+	}
+	if cfg.WorkerID == "" {
+		cfg.WorkerID = advertised(ln.Addr().String())
+	}
+	log := cfg.Log.With().Str("worker", cfg.WorkerID).Logger()
+	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{})}
+
+	kopts := append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...), kgo.ClientID("sluice-" + cfg.WorkerID)}, cfg.KafkaOpts...)
+	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	w.adm = kadm.NewClient(w.admCl)
+	if w.configs, err = state.NewConfigLog(kopts, cfg.ConfigTopic, log); err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+	if w.statuses, err = state.NewStatusLog(kopts, cfg.StatusTopic, log); err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+	if w.offsets, err = offsets.NewSourceStore(kopts, cfg.OffsetsTopic); err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+
+	ctl, err := control.New(control.Options{
+		Configs: w.configs, Statuses: w.statuses, Plugins: cfg.Registry,
+		Converters:      converters.Classes(),
+		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, cfg.Props) },
+		WorkerID:        cfg.WorkerID,
+		Version:         cfg.Version,
+		Ready:           w.ready.Load,
+	})
+	if err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+	w.http = &http.Server{Handler: rest.NewHandler(ctl, log), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Err(err).Msg("REST server stopped")
+		}
+	}()
+	log.Info().Str("rest", ln.Addr().String()).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go w.startup(ctx)
+	return w, nil
+}
+
+// checkRuntimeKeys validates the runtime keys the control package does not
+// know about: converter classes and their settings, and transforms, which
+// this version does not run (refusing them beats silently ignoring them).
+func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *connectors.ConfigError {
+	ce := &connectors.ConfigError{}
+	if _, err := converters.Resolve(c, workerProps, true); err != nil {
+		ce.Add("key.converter", err.Error())
+	}
+	if _, err := converters.Resolve(c, workerProps, false); err != nil {
+		ce.Add("value.converter", err.Error())
+	}
+	for _, k := range []string{"transforms", "predicates"} {
+		if strings.TrimSpace(c[k]) != "" {
+			ce.Add(k, "single message transforms and predicates are not supported by this version of Sluice yet; remove the key")
+		}
+	}
+	if len(ce.Errors) == 0 {
+		return nil
+	}
+	return ce
+}
+
+func advertised(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// RESTAddr is the address the REST API listens on.
+func (w *Worker) RESTAddr() string { return w.ln.Addr().String() }
+
+// ID is the worker id.
+func (w *Worker) ID() string { return w.cfg.WorkerID }
+
+// Ready reports whether the worker has read its state and runs connectors.
+func (w *Worker) Ready() bool { return w.ready.Load() }
+
+// Done is closed when the worker's start failed for good or it stopped.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Err is the reason the start failed, if it did.
+func (w *Worker) Err() error {
+	w.startMu.Lock()
+	defer w.startMu.Unlock()
+	return w.startErr
+}
+
+func (w *Worker) startup(ctx context.Context) {
+	err := w.connect(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Error().Err(err).Msg("worker cannot start")
+			w.startMu.Lock()
+			w.startErr = err
+			w.startMu.Unlock()
+			w.doneOnce.Do(func() { close(w.done) })
+		}
+		return
+	}
+	w.ready.Store(true)
+	w.log.Info().Msg("worker ready")
+	w.follow(ctx)
+}
+
+// connect waits for Kafka, creates and reads the state topics, and starts
+// the actor runtime.
+func (w *Worker) connect(ctx context.Context) error {
+	cfg := w.cfg
+	b := actors.Backoff{Initial: 500 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.1}
+	for attempt := 1; ; attempt++ {
+		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := w.adm.BrokerMetadata(mctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		delay := b.Delay(attempt)
+		w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+			Msg("Kafka is unreachable; retrying")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := offsets.EnsureTopics(tctx, w.adm,
+		offsets.TopicSpec{Name: cfg.ConfigTopic, Partitions: 1, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+		offsets.TopicSpec{Name: cfg.OffsetsTopic, Partitions: cfg.OffsetsPartitions, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+		offsets.TopicSpec{Name: cfg.StatusTopic, Partitions: cfg.StatusPartitions, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+	)
+	if err != nil {
+		return fmt.Errorf("internal topics: %w", err)
+	}
+	for _, s := range []interface{ Start(context.Context) error }{w.configs, w.statuses, w.offsets} {
+		if err := s.Start(tctx); err != nil {
+			return err
+		}
+	}
+	rt, err := actors.NewRuntime(actors.Options{
+		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
+		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.configs,
+		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
+		Producer:  w.producer, Admin: w.adm,
+		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,
+		Log: w.log,
+	})
+	if err != nil {
+		return err
+	}
+	w.runtime = rt
+	return nil
+}
+
+// follow applies every change of the config topic. In a cluster of one, this
+// worker runs every connector and task.
+func (w *Worker) follow(ctx context.Context) {
+	var prev *actors.Assignment
+	changes := w.configs.Changes()
+	for {
+		a := actors.WholeAssignment(w.configs.Snapshot(), 0, prev)
+		w.runtime.Apply(a)
+		prev = a
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+	}
+}
+
+// Stop stops the REST API, then every task (flushing offsets), then the
+// Kafka clients.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.cancel()
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_ = w.http.Shutdown(hctx)
+	cancel()
+	var errs []error
+	if w.runtime != nil {
+		if err := w.runtime.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := w.statuses.Flush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("status flush: %w", err))
+	}
+	w.closeClients()
+	w.doneOnce.Do(func() { close(w.done) })
+	w.log.Info().Msg("worker stopped")
+	return errors.Join(errs...)
+}
+
+func (w *Worker) closeClients() {
+	if w.producer != nil {
+		w.producer.Close()
+	}
+	if w.configs != nil {
+		w.configs.Close()
+	}
+	if w.statuses != nil {
+		w.statuses.Close()
+	}
+	if w.offsets != nil {
+		w.offsets.Close()
+	}
+	if w.admCl != nil {
+		w.admCl.Close()
+	}
+}

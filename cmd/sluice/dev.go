@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/sluice-io/sluice/cluster/worker"
+)
+
+const devHelp = `
+sluice dev starts everything on one machine: the embedded Kafka-compatible
+broker (persisted under --data-dir), one worker, and Kafka Connect's REST API on
+--rest-addr. Stop it with Ctrl-C (offsets are flushed); start it again and it
+continues where it stopped.
+`
+
+const devBanner = `
+Sluice is running.
+  REST API      http://%[1]s   (Kafka Connect's API)
+  Kafka         %[2]s        (any Kafka client or kcat works)
+  data          %[3]s
+
+Try it:
+  printf 'hello\nworld\n' > /tmp/in.txt
+  curl -s -X POST -H 'Content-Type: application/json' localhost:%[4]s/connectors -d '{
+    "name": "file-source",
+    "config": {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+               "file": "/tmp/in.txt", "topic": "lines",
+               "value.converter": "org.apache.kafka.connect.storage.StringConverter"}}'
+  curl -s -X POST -H 'Content-Type: application/json' localhost:%[4]s/connectors -d '{
+    "name": "file-sink",
+    "config": {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "lines",
+               "value.converter": "org.apache.kafka.connect.storage.StringConverter"}}'
+  curl -s localhost:%[4]s/connectors?expand=status
+  cat /tmp/out.txt
+
+`
+
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("dev", devHelp, stderr)
+	dataDir := fs.String("data-dir", "./sluice-data", "directory for the broker's data")
+	kafkaAddr := fs.String("kafka-addr", "127.0.0.1:9092", "host:port of the embedded broker")
+	var f workerFlags
+	fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
+	f.register(fs, true)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	b, err := startBroker(*kafkaAddr, filepath.Join(*dataDir, "kafka"), log)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	f.bootstrap = b.ListenAddrs()[0]
+	cfg, err := f.config(log)
+	if err != nil {
+		return err
+	}
+	w, err := worker.Start(cfg)
+	if err != nil {
+		return err
+	}
+	_, port, _ := splitPort(w.RESTAddr())
+	fmt.Fprintf(stdout, devBanner, w.RESTAddr(), f.bootstrap, *dataDir, port)
+	return serve(ctx, w, log)
+}

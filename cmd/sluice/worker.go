@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/cluster/worker"
+)
+
+const workerHelp = `
+sluice worker runs one worker of a Sluice cluster against any Kafka. Workers
+started with the same --cluster name share the internal topics
+<cluster>-configs, <cluster>-offsets and <cluster>-status, and serve Kafka
+Connect's REST API on --rest-addr.
+
+Example:
+  sluice worker --cluster demo --bootstrap 127.0.0.1:9092 --rest-addr :8083 --worker-id w1
+
+Worker-level converter defaults are Kafka Connect's keys, given as --prop:
+  --prop value.converter=org.apache.kafka.connect.storage.StringConverter
+`
+
+// workerFlags are the flags of 'worker' (and, partly, 'dev').
+type workerFlags struct {
+	cluster     string
+	bootstrap   string
+	restAddr    string
+	workerID    string
+	replication int
+	flushMs     int
+	backoffMin  time.Duration
+	backoffMax  time.Duration
+	configTopic string
+	offsetTopic string
+	statusTopic string
+	props       propsFlag
+	logFlags
+}
+
+func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
+	if !dev {
+		fs.StringVar(&f.cluster, "cluster", "", "cluster name: workers with the same name form one cluster (required)")
+		fs.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap servers, host:port[,host:port...] (required)")
+		fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
+	} else {
+		fs.StringVar(&f.cluster, "cluster", "sluice", "cluster name: the prefix of the internal topics")
+	}
+	fs.StringVar(&f.workerID, "worker-id", "", "this worker's id (default: the REST address, as Kafka Connect)")
+	fs.IntVar(&f.replication, "replication-factor", -1, "replication factor of the internal topics; -1 takes the broker's default")
+	fs.IntVar(&f.flushMs, "offset-flush-interval-ms", 1000, "how often source offsets are flushed and sink offsets committed (offset.flush.interval.ms)")
+	fs.DurationVar(&f.backoffMin, "restart-backoff-min", time.Second, "first wait before a failed connector or task restarts")
+	fs.DurationVar(&f.backoffMax, "restart-backoff-max", time.Minute, "cap of the doubling wait between restarts")
+	fs.StringVar(&f.configTopic, "config-topic", "", "config topic (config.storage.topic; default <cluster>-configs)")
+	fs.StringVar(&f.offsetTopic, "offsets-topic", "", "offsets topic (offset.storage.topic; default <cluster>-offsets)")
+	fs.StringVar(&f.statusTopic, "status-topic", "", "status topic (status.storage.topic; default <cluster>-status)")
+	fs.Var(&f.props, "prop", "a worker config key=value, e.g. value.converter=StringConverter (repeatable; SLUICE_PROP takes comma-separated pairs)")
+	f.logFlags.register(fs)
+}
+
+func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
+	if f.cluster == "" {
+		return worker.Config{}, usageError{fmt.Errorf("--cluster is required")}
+	}
+	if strings.TrimSpace(f.bootstrap) == "" {
+		return worker.Config{}, usageError{fmt.Errorf("--bootstrap is required")}
+	}
+	if f.replication == 0 || f.replication < -1 || f.replication > 32767 {
+		return worker.Config{}, usageError{fmt.Errorf("--replication-factor: %d is not -1 or a positive number", f.replication)}
+	}
+	if f.flushMs <= 0 {
+		return worker.Config{}, usageError{fmt.Errorf("--offset-flush-interval-ms must be positive")}
+	}
+	if f.backoffMin <= 0 || f.backoffMax < f.backoffMin {
+		return worker.Config{}, usageError{fmt.Errorf("--restart-backoff-min must be positive and at most --restart-backoff-max")}
+	}
+	var boot []string
+	for _, b := range strings.Split(f.bootstrap, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			boot = append(boot, b)
+		}
+	}
+	return worker.Config{
+		Cluster: f.cluster, WorkerID: f.workerID, Bootstrap: boot, RESTAddr: f.restAddr,
+		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
+		ReplicationFactor:   int16(f.replication),
+		Props:               f.props.m,
+		OffsetFlushInterval: time.Duration(f.flushMs) * time.Millisecond,
+		Backoff:             actors.Backoff{Initial: f.backoffMin, Max: f.backoffMax, Jitter: 0.2, ResetAfter: 2 * f.backoffMax},
+		Version:             Version,
+		Log:                 log,
+	}, nil
+}
+
+// propsFlag collects key=value pairs.
+type propsFlag struct{ m map[string]string }
+
+func (p *propsFlag) String() string { return "" }
+
+func (p *propsFlag) Set(v string) error {
+	if p.m == nil {
+		p.m = map[string]string{}
+	}
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("%q is not key=value", kv)
+		}
+		p.m[strings.TrimSpace(k)] = strings.TrimSpace(val)
+	}
+	return nil
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("worker", workerHelp, stderr)
+	var f workerFlags
+	f.register(fs, false)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.config(log)
+	if err != nil {
+		return err
+	}
+	w, err := worker.Start(cfg)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, w, log)
+}
+
+// serve runs until a signal or a fatal start error, then stops the worker
+// gracefully: tasks stop and flush their offsets.
+func serve(ctx context.Context, w *worker.Worker, log zerolog.Logger) error {
+	select {
+	case <-ctx.Done():
+	case <-w.Done():
+		if err := w.Err(); err != nil {
+			return err
+		}
+	}
+	log.Info().Msg("shutting down: stopping tasks and flushing offsets")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return w.Stop(sctx)
+}

@@ -1,0 +1,18 @@
+// Package builtin lists the connectors that ship with Sluice.
+package builtin
+
+import (
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/connectors/file"
+)
+
+// Registry returns a new registry holding every built-in plugin. Each call
+// builds a fresh one, so callers may add their own plugins without affecting
+// others.
+func Registry() *connectors.Registry {
+	return connectors.NewRegistry().
+		MustRegister(file.SourcePlugin()).
+		MustRegister(file.SinkPlugin()).
+		MustRegister(datagen.Plugin())
+}

@@ -1,0 +1,247 @@
+// Package conformance is a test suite every connector passes: RunSource for
+// source connectors, RunSink for sink connectors. A connector package runs it
+// from a test with a harness that tells the suite how to make a valid config,
+// how to make data appear upstream (sources) or read it back (sinks), and how
+// to tell records apart.
+//
+// The suite drives connectors in-process with in-memory task contexts, as
+// the runtime would, and checks what the runtime relies on: a sane config
+// definition, task splitting within tasks.max, every record exactly once and
+// in order, resuming right after committed offsets, bounded batches and
+// deadlines, at-least-once writes across a crash, offsets committed only for
+// durable data (invariant 1 of DESIGN.md), and a clean close.
+package conformance
+
+import (
+	"context"
+	"maps"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+const (
+	defaultTimeout = 10 * time.Second
+	// pollWait is the deadline of each Poll the suite makes while waiting
+	// for records; quietWait that of the polls that must find nothing.
+	pollWait  = 250 * time.Millisecond
+	quietWait = 300 * time.Millisecond
+	// deadlineSlack is how late a Poll may return after its deadline.
+	deadlineSlack = time.Second
+)
+
+var validTypes = map[connectors.ConfigType]bool{
+	connectors.TypeString: true, connectors.TypeInt: true, connectors.TypeLong: true,
+	connectors.TypeDouble: true, connectors.TypeBoolean: true, connectors.TypeList: true,
+	connectors.TypePassword: true, connectors.TypeClass: true,
+}
+
+var validImportance = map[connectors.Importance]bool{
+	connectors.High: true, connectors.Medium: true, connectors.Low: true,
+}
+
+func checkPlugin(t *testing.T, p connectors.Plugin, want connectors.Type) connectors.Connector {
+	t.Helper()
+	if p.Class == "" || p.New == nil {
+		t.Fatalf("plugin needs a class and a constructor: %+v", p)
+	}
+	if p.Type != want {
+		t.Errorf("plugin %s has type %q, want %q", p.Class, p.Type, want)
+	}
+	if p.Version == "" {
+		t.Errorf("plugin %s has no version", p.Class)
+	}
+	reg := connectors.NewRegistry()
+	if err := reg.Register(p); err != nil {
+		t.Fatalf("registering plugin: %v", err)
+	}
+	for _, n := range p.Names() {
+		got, err := reg.Lookup(n)
+		if err != nil || got.Class != p.Class {
+			t.Errorf("lookup by %q: %v, %v", n, got.Class, err)
+		}
+	}
+	c := p.New()
+	if c == nil {
+		t.Fatalf("plugin %s: New returned nil", p.Class)
+	}
+	switch want {
+	case connectors.Source:
+		if _, ok := c.(connectors.SourceConnector); !ok {
+			t.Fatalf("plugin %s: %T is not a SourceConnector", p.Class, c)
+		}
+	case connectors.Sink:
+		if _, ok := c.(connectors.SinkConnector); !ok {
+			t.Fatalf("plugin %s: %T is not a SinkConnector", p.Class, c)
+		}
+	}
+	return c
+}
+
+func configErrors(vals []connectors.ConfigValue) map[string][]string {
+	out := map[string][]string{}
+	for _, v := range vals {
+		if len(v.Errors) > 0 {
+			out[v.Name] = v.Errors
+		}
+	}
+	return out
+}
+
+// checkConfigDef checks that the definition documents every key, that
+// defaults parse, that the valid config validates, and that leaving out a
+// required key gives an error naming it.
+func checkConfigDef(t *testing.T, c connectors.Connector, valid map[string]string) {
+	t.Helper()
+	def := c.Config()
+	if def == nil {
+		t.Fatal("Config returned nil")
+	}
+	for _, k := range def.Keys() {
+		if k.Name == "" || strings.TrimSpace(k.Name) != k.Name {
+			t.Errorf("key %q: bad name", k.Name)
+		}
+		if strings.TrimSpace(k.Doc) == "" {
+			t.Errorf("key %q has no documentation", k.Name)
+		}
+		if !validTypes[k.Type] {
+			t.Errorf("key %q has unknown type %q", k.Name, k.Type)
+		}
+		if !validImportance[k.Importance] {
+			t.Errorf("key %q has unknown importance %q", k.Name, k.Importance)
+		}
+		if k.Required && k.Default != "" {
+			t.Errorf("key %q is required yet has default %q, which would be ignored", k.Name, k.Default)
+		}
+	}
+	if errs := configErrors(def.Validate(valid)); len(errs) > 0 {
+		t.Errorf("the harness's valid config %v has errors: %v", valid, errs)
+	}
+	if _, err := def.Parse(valid); err != nil {
+		t.Errorf("Parse of the valid config: %v", err)
+	}
+	if v, ok := c.(connectors.ConfigValidator); ok {
+		if errs := v.ValidateConfig(maps.Clone(valid)); len(errs) > 0 {
+			t.Errorf("ValidateConfig of the valid config: %v", errs)
+		}
+	}
+	for _, k := range def.Keys() {
+		cfg := maps.Clone(valid)
+		delete(cfg, k.Name)
+		errs := configErrors(def.Validate(cfg))[k.Name]
+		if !k.Required {
+			if len(errs) > 0 {
+				t.Errorf("key %q: its default %q does not validate: %v", k.Name, k.Default, errs)
+			}
+			continue
+		}
+		named := false
+		for _, e := range errs {
+			named = named || strings.Contains(e, k.Name)
+		}
+		if !named {
+			t.Errorf("a config without required key %q gets no error naming it (errors: %v)", k.Name, errs)
+		}
+		if _, err := def.Parse(cfg); err == nil || !strings.Contains(err.Error(), k.Name) {
+			t.Errorf("Parse without required key %q: error %v does not name it", k.Name, err)
+		}
+	}
+}
+
+// checkTaskConfigs checks that the connector splits its work into 1 to
+// maxTasks task configs for maxTasks 1 to 4.
+func checkTaskConfigs(t *testing.T, p connectors.Plugin, valid map[string]string) {
+	t.Helper()
+	c := p.New()
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
+	defer cancel()
+	cc := NewConnectorContext(t, "conformance")
+	if err := c.Start(ctx, cc, maps.Clone(valid)); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	}()
+	for maxTasks := 1; maxTasks <= 4; maxTasks++ {
+		tcs, err := c.TaskConfigs(ctx, maxTasks)
+		if err != nil {
+			t.Errorf("TaskConfigs(%d): %v", maxTasks, err)
+			continue
+		}
+		if len(tcs) < 1 || len(tcs) > maxTasks {
+			t.Errorf("TaskConfigs(%d) returned %d configs, want 1..%d", maxTasks, len(tcs), maxTasks)
+		}
+		for i, tc := range tcs {
+			if tc == nil {
+				t.Errorf("TaskConfigs(%d)[%d] is nil", maxTasks, i)
+			}
+		}
+	}
+	if errs := cc.Errors(); len(errs) > 0 {
+		t.Errorf("connector raised errors: %v", errs)
+	}
+}
+
+// startConnector starts a connector on cfg and returns its first task config.
+func startConnector(t *testing.T, p connectors.Plugin, cfg map[string]string) map[string]string {
+	t.Helper()
+	c := p.New()
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
+	defer cancel()
+	if err := c.Start(ctx, NewConnectorContext(t, "conformance"), maps.Clone(cfg)); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer c.Stop()
+	tcs, err := c.TaskConfigs(ctx, 1)
+	if err != nil || len(tcs) != 1 {
+		t.Fatalf("TaskConfigs(1) = %d configs, %v; want 1", len(tcs), err)
+	}
+	return tcs[0]
+}
+
+// brokenConfig is the task config Open must reject: the harness's, or the
+// valid one without its first required key.
+func brokenConfig(t *testing.T, def *connectors.ConfigDef, valid map[string]string, custom func(*testing.T, map[string]string) map[string]string) map[string]string {
+	t.Helper()
+	if custom != nil {
+		return custom(t, maps.Clone(valid))
+	}
+	for _, k := range def.Keys() {
+		if k.Required {
+			cfg := maps.Clone(valid)
+			delete(cfg, k.Name)
+			return cfg
+		}
+	}
+	t.Skip("the connector has no required key and the harness no BrokenTaskConfig")
+	return nil
+}
+
+// goroutineBaseline returns a check that fails t when goroutines started
+// since the call are still running after a settle period.
+func goroutineBaseline(t *testing.T) func() {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				t.Errorf("goroutine leak: %d goroutines before, %d after Close\n%s", before, n, buf)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

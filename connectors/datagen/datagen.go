@@ -1,0 +1,334 @@
+// Package datagen holds Datagen, a source that generates numbered records
+// for tests and benchmarks. Each task counts its own sequence from 0 and
+// stores it as its source offset, so a restarted or moved task continues
+// where its predecessor's committed offsets end.
+package datagen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+const (
+	Class   = "io.sluice.connect.datagen.DatagenConnector"
+	Version = "1.0.0"
+
+	TopicKey            = "topic"
+	MaxRecordsKey       = "max.records"
+	RecordsPerSecondKey = "records.per.second"
+	ValueSizeKey        = "value.size"
+	BatchSizeKey        = "batch.size"
+	// TaskIDKey is set by the connector in each task config.
+	TaskIDKey = "task.id"
+
+	TaskField = "task"
+	SeqField  = "seq"
+	PadField  = "pad"
+
+	ValueSchemaName = "io.sluice.connect.datagen.Value"
+
+	// defaultPollWait bounds a Poll whose ctx has no deadline.
+	defaultPollWait = time.Second
+)
+
+// ValueSchema is the schema of every record value. It is shared: never
+// modify it.
+var ValueSchema = connectors.StructSchema(ValueSchemaName,
+	connectors.Field{Name: TaskField, Schema: connectors.Int32Schema},
+	connectors.Field{Name: SeqField, Schema: connectors.Int64Schema},
+	connectors.Field{Name: PadField, Schema: connectors.StringSchema},
+)
+
+// Plugin describes Datagen.
+func Plugin() connectors.Plugin {
+	return connectors.Plugin{
+		Class:   Class,
+		Type:    connectors.Source,
+		Version: Version,
+		New:     func() connectors.Connector { return &Connector{} },
+	}
+}
+
+// ConfigDef returns the keys Datagen accepts. tasks.max is the runtime's.
+func ConfigDef() *connectors.ConfigDef {
+	return connectors.NewConfigDef().
+		Define(connectors.ConfigKey{
+			Name: TopicKey, Type: connectors.TypeString, Required: true, Importance: connectors.High,
+			Doc: "The topic to write generated records to", Validate: connectors.NonEmpty,
+		}).
+		Define(connectors.ConfigKey{
+			Name: MaxRecordsKey, Type: connectors.TypeLong, Default: "-1", Importance: connectors.Medium,
+			Doc:      "Records each task generates before it goes idle; -1 generates forever",
+			Validate: connectors.AtLeast(-1),
+		}).
+		Define(connectors.ConfigKey{
+			Name: RecordsPerSecondKey, Type: connectors.TypeDouble, Default: "0", Importance: connectors.Medium,
+			Doc:      "Records per second each task generates, fractions allowed; 0 generates as fast as possible",
+			Validate: connectors.AtLeast(0),
+		}).
+		Define(connectors.ConfigKey{
+			Name: ValueSizeKey, Type: connectors.TypeInt, Default: "0", Importance: connectors.Low,
+			Doc:      "Bytes of padding in each value's pad field",
+			Validate: connectors.AtLeast(0),
+		}).
+		Define(connectors.ConfigKey{
+			Name: BatchSizeKey, Type: connectors.TypeInt, Default: "1000", Importance: connectors.Low,
+			Doc:      "The maximum number of records one poll returns",
+			Validate: connectors.AtLeast(1),
+		})
+}
+
+// Connector is DatagenConnector.
+type Connector struct {
+	config map[string]string
+}
+
+func (c *Connector) Config() *connectors.ConfigDef { return ConfigDef() }
+
+func (c *Connector) Start(_ context.Context, _ connectors.ConnectorContext, config map[string]string) error {
+	if _, err := ConfigDef().Parse(config); err != nil {
+		return err
+	}
+	c.config = maps.Clone(config)
+	return nil
+}
+
+// TaskConfigs returns exactly maxTasks configs: tasks share no data, so
+// every task the user asked for has work.
+func (c *Connector) TaskConfigs(_ context.Context, maxTasks int) ([]map[string]string, error) {
+	if maxTasks < 1 {
+		return nil, fmt.Errorf("tasks.max must be at least 1, got %d", maxTasks)
+	}
+	if c.config == nil {
+		return nil, errors.New("datagen: TaskConfigs before Start")
+	}
+	out := make([]map[string]string, maxTasks)
+	for i := range out {
+		tc := maps.Clone(c.config)
+		tc[TaskIDKey] = strconv.Itoa(i)
+		out[i] = tc
+	}
+	return out, nil
+}
+
+func (c *Connector) Stop() error { return nil }
+
+func (c *Connector) NewTask() connectors.SourceTask { return &Task{} }
+
+// Task generates one task's records.
+type Task struct {
+	log       zerolog.Logger
+	topic     string
+	batchSize int
+	max       int64 // records in total; -1 for no end
+	next      int64 // seq of the next record
+
+	// Shared by every record of the task, built once.
+	keySchema *connectors.Schema
+	key       any
+	taskVal   any
+	padVal    any
+	partition map[string]any
+
+	rate   float64 // records per second; 0 for no limit
+	burst  float64
+	tokens float64
+	last   time.Time
+	closed bool
+}
+
+func (t *Task) Open(_ context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
+	cfg, err := ConfigDef().Parse(config)
+	if err != nil {
+		return err
+	}
+	task := tc.TaskID()
+	if v, ok := config[TaskIDKey]; ok {
+		if task, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || task < 0 {
+			return fmt.Errorf("datagen: invalid %s %q", TaskIDKey, v)
+		}
+	}
+	if l := tc.Logger(); l != nil {
+		t.log = l.With().Int("datagen_task", task).Logger()
+	} else {
+		t.log = zerolog.Nop()
+	}
+	t.topic = cfg.String(TopicKey)
+	t.batchSize = cfg.Int(BatchSizeKey)
+	t.max = cfg.Long(MaxRecordsKey)
+	t.rate = cfg.Double(RecordsPerSecondKey)
+	// A tenth of a second of records at most in one burst keeps the output
+	// smooth; at least one so that slow rates still emit.
+	t.burst = math.Max(1, t.rate/10)
+	t.tokens = 1
+	t.last = time.Now()
+
+	t.keySchema = connectors.StringSchema
+	t.key = fmt.Sprintf("%s-%d", tc.ConnectorName(), task)
+	t.taskVal = int32(task)
+	t.padVal = strings.Repeat("x", cfg.Int(ValueSizeKey))
+	t.partition = map[string]any{TaskField: task}
+
+	off, err := tc.Offset(t.partition)
+	if err != nil {
+		return fmt.Errorf("datagen: reading the committed offset of task %d: %w", task, err)
+	}
+	if off != nil {
+		seq, err := toInt64(off[SeqField])
+		if err != nil {
+			return fmt.Errorf("datagen: committed offset of task %d: %w", task, err)
+		}
+		t.next = seq + 1
+		t.log.Debug().Int64("seq", t.next).Msg("resuming after the committed offset")
+	}
+	return nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case float64:
+		if n != math.Trunc(n) || math.Abs(n) > math.MaxInt64 {
+			return 0, fmt.Errorf("seq %v is not an integer", n)
+		}
+		return int64(n), nil
+	case json.Number:
+		return n.Int64()
+	default:
+		return 0, fmt.Errorf("seq has the incorrect type %T", v)
+	}
+}
+
+func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
+	if t.closed {
+		return nil, errors.New("datagen: poll after close")
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(defaultPollWait)
+	}
+	for {
+		n := int64(t.batchSize)
+		if t.max >= 0 {
+			n = min(n, t.max-t.next)
+		}
+		if n <= 0 {
+			// Done: idle until the deadline instead of spinning the caller.
+			sleepUntil(ctx, deadline)
+			return nil, nil
+		}
+		if t.rate <= 0 {
+			return t.generate(int(n)), nil
+		}
+		now := time.Now()
+		t.tokens = math.Min(t.burst, t.tokens+now.Sub(t.last).Seconds()*t.rate)
+		t.last = now
+		if t.tokens >= 1 {
+			n = min(n, int64(t.tokens))
+			t.tokens -= float64(n)
+			return t.generate(int(n)), nil
+		}
+		wait := time.Duration((1 - t.tokens) / t.rate * float64(time.Second))
+		if now.Add(wait).After(deadline) {
+			sleepUntil(ctx, deadline)
+			return nil, nil
+		}
+		if !sleepUntil(ctx, now.Add(wait)) {
+			return nil, nil
+		}
+	}
+}
+
+// sleepUntil reports whether it slept to t without ctx ending first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// generate builds n records with few allocations: records, struct values and
+// their field slices come from one slab each, and seq is boxed once for both
+// the value and the offset.
+func (t *Task) generate(n int) []*connectors.SourceRecord {
+	out := make([]*connectors.SourceRecord, n)
+	recs := make([]connectors.SourceRecord, n)
+	vals := make([]connectors.StructValue, n)
+	fields := make([]any, 3*n)
+	for i := range n {
+		var seq any = t.next
+		t.next++
+		f := fields[3*i : 3*i+3 : 3*i+3]
+		f[0], f[1], f[2] = t.taskVal, seq, t.padVal
+		vals[i] = connectors.StructValue{Schema: ValueSchema, Values: f}
+		recs[i] = connectors.SourceRecord{
+			Partition:   t.partition,
+			Offset:      map[string]any{SeqField: seq},
+			Topic:       t.topic,
+			KeySchema:   t.keySchema,
+			Key:         t.key,
+			ValueSchema: ValueSchema,
+			Value:       &vals[i],
+		}
+		out[i] = &recs[i]
+	}
+	return out
+}
+
+func (t *Task) Commit(context.Context) error { return nil }
+
+func (t *Task) Close() error {
+	t.closed = true
+	return nil
+}
+
+// ParseValue reads task and seq from a Datagen value serialised as JSON,
+// either plain ({"task":..,"seq":..}) or in Connect's schema envelope
+// ({"schema":..,"payload":{...}}).
+func ParseValue(b []byte) (task int, seq int64, err error) {
+	type fields struct {
+		Task *int   `json:"task"`
+		Seq  *int64 `json:"seq"`
+	}
+	var v struct {
+		fields
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return 0, 0, fmt.Errorf("datagen value: %w", err)
+	}
+	f := v.fields
+	if f.Task == nil && f.Seq == nil && len(v.Payload) > 0 {
+		if err := json.Unmarshal(v.Payload, &f); err != nil {
+			return 0, 0, fmt.Errorf("datagen value payload: %w", err)
+		}
+	}
+	if f.Task == nil || f.Seq == nil {
+		return 0, 0, fmt.Errorf("datagen value %.100q lacks task or seq", b)
+	}
+	return *f.Task, *f.Seq, nil
+}

@@ -1,0 +1,283 @@
+package file
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// flushBytes is how much a sink task buffers before it writes: writes stay
+// large, and memory stays bounded whatever the batch size.
+const flushBytes = 1 << 20
+
+// SinkTask is FileStreamSinkTask: it appends each record's value and a
+// newline to a file (or stdout).
+//
+// Write only buffers; PreCommit makes the data durable (flush and fsync)
+// before it lets the runtime commit offsets (invariant 1). The buffer is
+// written with one write call per flush, always ending on a line end, and
+// the file is opened with O_APPEND: several tasks appending to one file never
+// interleave lines.
+type SinkTask struct {
+	log   zerolog.Logger
+	path  string
+	f     *os.File
+	owned bool // false for stdout, which the task must not close
+	buf   []byte
+	// failed sticks once a write failed: buffered lines may be lost, so no
+	// later offset may be committed by this task (invariant 1). The runtime
+	// restarts it and redelivers from the last committed offsets.
+	failed error
+}
+
+func (t *SinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, config map[string]string) error {
+	cfg, err := SinkConfigDef().Parse(config)
+	if err != nil {
+		return err
+	}
+	if l := tc.Logger(); l != nil {
+		t.log = l.With().Str("connector_class", "FileStreamSink").Logger()
+	} else {
+		t.log = zerolog.Nop()
+	}
+	t.path = cfg.String(FileKey)
+	if t.path == "" {
+		t.f = os.Stdout
+		return nil
+	}
+	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return sinkPathError("cannot open", t.path, err)
+	}
+	t.f, t.owned = f, true
+	t.buf = make([]byte, 0, 64<<10)
+	return nil
+}
+
+func sinkPathError(what, path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("file sink: %s %s: %w", what, path, err)
+}
+
+func (t *SinkTask) name() string {
+	if t.path == "" {
+		return "stdout"
+	}
+	return t.path
+}
+
+func (t *SinkTask) Write(_ context.Context, records []*connectors.SinkRecord) error {
+	if t.failed != nil {
+		return t.failed
+	}
+	if t.f == nil {
+		return errors.New("file sink: write before open or after close")
+	}
+	for _, r := range records {
+		t.buf = AppendValue(t.buf, r.Value, r.ValueSchema)
+		t.buf = append(t.buf, '\n')
+		if len(t.buf) >= flushBytes {
+			if err := t.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *SinkTask) flush() error {
+	if t.failed != nil {
+		return t.failed
+	}
+	if len(t.buf) == 0 {
+		return nil
+	}
+	_, err := t.f.Write(t.buf)
+	t.buf = t.buf[:0]
+	if err != nil {
+		t.failed = sinkPathError("cannot write to", t.name(), err)
+		return t.failed
+	}
+	return nil
+}
+
+func (t *SinkTask) sync() error {
+	if !t.owned {
+		// stdout may be a pipe or a terminal, which cannot be synced.
+		return nil
+	}
+	if err := t.f.Sync(); err != nil {
+		t.failed = sinkPathError("cannot sync", t.name(), err)
+		return t.failed
+	}
+	return nil
+}
+
+// PreCommit flushes and fsyncs everything written so far, so every offset it
+// was given now covers durable data, and returns them all (invariant 1).
+func (t *SinkTask) PreCommit(_ context.Context, offsets map[connectors.TopicPartition]int64) (map[connectors.TopicPartition]int64, error) {
+	if t.f == nil {
+		return nil, errors.New("file sink: pre-commit before open or after close")
+	}
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	if err := t.sync(); err != nil {
+		return nil, err
+	}
+	return offsets, nil
+}
+
+func (t *SinkTask) Close() error {
+	if t.f == nil {
+		return nil
+	}
+	err := t.flush()
+	if t.owned {
+		if err == nil {
+			err = t.sync()
+		}
+		if cerr := t.f.Close(); cerr != nil && err == nil {
+			err = sinkPathError("cannot close", t.name(), cerr)
+		}
+	}
+	t.f = nil
+	t.buf = nil
+	return err
+}
+
+// AppendValue renders a record value as FileStreamSink writes it: strings
+// and bytes as they are, nil as "null" (Java's String.valueOf), numbers and
+// booleans as text, and structs, maps and arrays as JSON.
+func AppendValue(b []byte, v any, schema *connectors.Schema) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string:
+		return append(b, x...)
+	case []byte:
+		return append(b, x...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case float32:
+		return strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case time.Time:
+		return x.AppendFormat(b, time.RFC3339Nano)
+	case *big.Rat:
+		return appendRat(b, x, schema)
+	case *connectors.StructValue, map[string]any, []any:
+		return appendJSON(b, v, schema)
+	default:
+		return fmt.Append(b, v)
+	}
+}
+
+func appendRat(b []byte, r *big.Rat, schema *connectors.Schema) []byte {
+	if schema != nil {
+		if s, err := strconv.Atoi(schema.Parameters["scale"]); err == nil && s >= 0 {
+			return append(b, r.FloatString(s)...)
+		}
+	}
+	return append(b, r.RatString()...)
+}
+
+func appendJSON(b []byte, v any, schema *connectors.Schema) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case *connectors.StructValue:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '{')
+		for i, f := range x.Schema.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, f.Name)
+			b = append(b, ':')
+			var fv any
+			if i < len(x.Values) {
+				fv = x.Values[i]
+			}
+			b = appendJSON(b, fv, f.Schema)
+		}
+		return append(b, '}')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var vs *connectors.Schema
+		if schema != nil {
+			vs = schema.Values
+		}
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSON(b, x[k], vs)
+		}
+		return append(b, '}')
+	case []any:
+		var is *connectors.Schema
+		if schema != nil {
+			is = schema.Items
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, e, is)
+		}
+		return append(b, ']')
+	case string:
+		return appendJSONString(b, x)
+	case bool, int8, int16, int32, int64, int, float32, float64:
+		return AppendValue(b, x, schema)
+	case *big.Rat:
+		return appendRat(b, x, schema)
+	default:
+		// []byte becomes base64 and time.Time RFC 3339, as in JSON elsewhere.
+		j, err := json.Marshal(x)
+		if err != nil {
+			return appendJSONString(b, fmt.Sprint(x))
+		}
+		return append(b, j...)
+	}
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	j, _ := json.Marshal(s)
+	return append(b, j...)
+}

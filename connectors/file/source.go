@@ -1,0 +1,502 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+const (
+	// readSize is the smallest read the task issues: few syscalls per batch.
+	readSize = 64 << 10
+	// maxLineBytes bounds the pending buffer. Connect grows it without
+	// limit; a file without line breaks would then take the worker's memory.
+	maxLineBytes = 64 << 20
+	// tailInterval is how often a task at the end of its file looks for
+	// more; missingInterval how often it looks for a file not created yet.
+	tailInterval    = 50 * time.Millisecond
+	missingInterval = 250 * time.Millisecond
+	// defaultPollWait bounds a Poll whose ctx has no deadline.
+	defaultPollWait = time.Second
+)
+
+// SourceTask is FileStreamSourceTask: it tails one file (or stdin) and emits
+// one record per line.
+type SourceTask struct {
+	log       zerolog.Logger
+	path      string // empty: stdin
+	topic     string
+	batchSize int
+	partition map[string]any
+
+	// stdin is what an empty path reads; tests replace it.
+	stdin io.Reader
+
+	file    *os.File     // open regular file, read directly
+	stream  *asyncReader // stdin or a non-regular file: reads block
+	waiting bool         // the file does not exist yet
+	warned  bool
+	startAt int64 // committed position, applied when the file opens
+
+	buf        []byte // pending bytes are buf[start:end]
+	start, end int
+	scanned    int   // bytes of the pending data known to hold no complete line end
+	pos        int64 // file position of buf[start]
+	err        error // a read error to report once the records before it are out
+	closed     bool
+}
+
+func (t *SourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
+	cfg, err := SourceConfigDef().Parse(config)
+	if err != nil {
+		return err
+	}
+	if l := tc.Logger(); l != nil {
+		t.log = l.With().Str("connector_class", "FileStreamSource").Logger()
+	} else {
+		t.log = zerolog.Nop()
+	}
+	t.path = cfg.String(FileKey)
+	t.topic = cfg.String(TopicKey)
+	t.batchSize = cfg.Int(BatchSizeKey)
+	t.buf = make([]byte, 2*readSize)
+
+	if t.path == "" {
+		// As in Connect, stdin has no offsets: a new process has a new stdin.
+		t.partition = map[string]any{FilenameField: nil}
+		in := t.stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		t.stream = newAsyncReader(in, nil)
+		return nil
+	}
+	t.partition = map[string]any{FilenameField: t.path}
+	off, err := tc.Offset(t.partition)
+	if err != nil {
+		return fmt.Errorf("file source: reading the committed offset of %s: %w", t.path, err)
+	}
+	if off != nil {
+		if t.startAt, err = position(off[PositionField]); err != nil {
+			return fmt.Errorf("file source: committed offset of %s: %w", t.path, err)
+		}
+	}
+	opened, err := t.openFile()
+	if err != nil {
+		return err
+	}
+	if !opened {
+		t.waiting = true
+	}
+	return nil
+}
+
+// position accepts the number types an offset can have after a trip through
+// JSON or through an in-memory store.
+func position(v any) (int64, error) {
+	switch p := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return nonNegative(p)
+	case int:
+		return nonNegative(int64(p))
+	case int32:
+		return nonNegative(int64(p))
+	case float64:
+		if p != math.Trunc(p) || p > math.MaxInt64 {
+			return 0, fmt.Errorf("position %v is not an integer", p)
+		}
+		return nonNegative(int64(p))
+	case json.Number:
+		n, err := p.Int64()
+		if err != nil {
+			return 0, fmt.Errorf("position %q is not an integer", p)
+		}
+		return nonNegative(n)
+	default:
+		return 0, fmt.Errorf("position has the incorrect type %T", v)
+	}
+}
+
+func nonNegative(n int64) (int64, error) {
+	if n < 0 {
+		return 0, fmt.Errorf("position %d is negative", n)
+	}
+	return n, nil
+}
+
+// openFile opens the configured path. It reports false, and no error, when
+// the file does not exist yet: Connect's task waits for it, and so does this.
+func (t *SourceTask) openFile() (bool, error) {
+	// O_NONBLOCK keeps opening a FIFO without a writer from hanging; it
+	// changes nothing for regular files.
+	f, err := os.OpenFile(t.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !t.warned {
+			t.warned = true
+			t.log.Warn().Str("file", t.path).Msg("file does not exist yet; waiting for it to be created")
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, pathError("cannot open", t.path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return false, pathError("cannot stat", t.path, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return false, fmt.Errorf("file source: cannot read %s: it is a directory", t.path)
+	}
+	if !st.Mode().IsRegular() {
+		if t.startAt > 0 {
+			t.log.Warn().Str("file", t.path).Int64("position", t.startAt).
+				Msg("not a regular file, cannot seek to the committed position; reading from the start of the stream")
+		}
+		t.stream = newAsyncReader(f, f)
+		t.waiting = false
+		return true, nil
+	}
+	if t.startAt > 0 {
+		if st.Size() < t.startAt {
+			t.log.Warn().Str("file", t.path).Int64("position", t.startAt).Int64("size", st.Size()).
+				Msg("file is shorter than the committed position; lines before it are skipped")
+		}
+		if _, err := f.Seek(t.startAt, io.SeekStart); err != nil {
+			f.Close()
+			return false, pathError("cannot seek in", t.path, err)
+		}
+	}
+	t.file = f
+	t.pos = t.startAt
+	t.waiting = false
+	if t.warned {
+		t.log.Info().Str("file", t.path).Msg("file appeared; reading it")
+	}
+	return true, nil
+}
+
+func pathError(what, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("file source: %s %s: %w", what, path, err)
+}
+
+func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
+	if t.closed {
+		return nil, errors.New("file source: poll after close")
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(defaultPollWait)
+	}
+	for {
+		if t.waiting {
+			opened, err := t.openFile()
+			if err != nil {
+				return nil, err
+			}
+			if !opened {
+				if !t.sleep(ctx, deadline, missingInterval) {
+					return nil, nil
+				}
+				continue
+			}
+		}
+		recs, err := t.readBatch()
+		if err != nil || len(recs) > 0 {
+			return recs, err
+		}
+		if !t.sleep(ctx, deadline, tailInterval) {
+			return nil, nil
+		}
+	}
+}
+
+// sleep waits for step, or less when the deadline or ctx comes first, or
+// until a blocking stream delivers data. It reports whether Poll has time
+// left to look again.
+func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Duration) bool {
+	left := time.Until(deadline)
+	if left <= 0 || ctx.Err() != nil {
+		return false
+	}
+	timer := time.NewTimer(min(step, left))
+	defer timer.Stop()
+	var data <-chan chunk
+	if t.stream != nil && t.stream.held == nil && !t.stream.ended {
+		data = t.stream.out
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return time.Until(deadline) > 0
+	case c, ok := <-data:
+		if ok {
+			t.stream.held = &c
+		} else {
+			t.stream.ended = true
+		}
+		return true
+	}
+}
+
+// readBatch returns the complete lines available now, at most batchSize, and
+// never blocks.
+func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
+	var recs []*connectors.SourceRecord
+	for len(recs) < t.batchSize {
+		if line, ok := t.nextLine(); ok {
+			recs = append(recs, t.record(line))
+			continue
+		}
+		if t.err != nil {
+			break
+		}
+		n, err := t.fill()
+		if err != nil {
+			t.err = err
+			break
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if len(recs) == 0 && t.err != nil {
+		return nil, t.err
+	}
+	return recs, nil
+}
+
+func (t *SourceTask) record(line string) *connectors.SourceRecord {
+	var pos any
+	if t.path != "" {
+		pos = t.pos
+	}
+	return &connectors.SourceRecord{
+		Partition:   t.partition,
+		Offset:      map[string]any{PositionField: pos},
+		Topic:       t.topic,
+		ValueSchema: connectors.StringSchema,
+		Value:       line,
+	}
+}
+
+// nextLine cuts the next line off the pending bytes the way Connect's
+// FileStreamSourceTask does: a line ends at \n, \r\n or \r, and a \r that is
+// the last pending byte waits for the next byte to tell \r from \r\n.
+func (t *SourceTask) nextLine() (string, bool) {
+	p := t.buf[t.start:t.end]
+	seg := p[t.scanned:]
+	limit := len(seg)
+	nl := bytes.IndexByte(seg, '\n')
+	if nl >= 0 {
+		limit = nl
+	}
+	until, next := -1, -1
+	if cr := bytes.IndexByte(seg[:limit], '\r'); cr >= 0 {
+		if cr+1 == len(seg) {
+			t.scanned += cr
+			return "", false
+		}
+		until, next = cr, cr+1
+		if seg[cr+1] == '\n' {
+			next++
+		}
+	} else if nl >= 0 {
+		until, next = nl, nl+1
+	} else {
+		t.scanned = len(p)
+		return "", false
+	}
+	until += t.scanned
+	next += t.scanned
+	line := string(p[:until])
+	t.start += next
+	t.pos += int64(next)
+	t.scanned = 0
+	return line, true
+}
+
+// fill reads more bytes after the pending ones and returns how many arrived.
+func (t *SourceTask) fill() (int, error) {
+	if err := t.makeRoom(); err != nil {
+		return 0, err
+	}
+	if t.stream != nil {
+		return t.fillFromStream()
+	}
+	n, err := t.file.Read(t.buf[t.end:])
+	t.end += n
+	if err != nil && err != io.EOF {
+		return n, pathError("cannot read", t.path, err)
+	}
+	return n, nil
+}
+
+// makeRoom ensures a large read fits behind the pending bytes, moving them to
+// the front of the buffer or, for a line longer than the buffer, growing it.
+func (t *SourceTask) makeRoom() error {
+	if len(t.buf)-t.end >= readSize {
+		return nil
+	}
+	pending := t.end - t.start
+	if len(t.buf)-pending < readSize {
+		if pending >= maxLineBytes {
+			return fmt.Errorf("file source: %s: line at position %d is longer than %d bytes", t.name(), t.pos, maxLineBytes)
+		}
+		grown := make([]byte, 2*len(t.buf))
+		copy(grown, t.buf[t.start:t.end])
+		t.buf = grown
+	} else {
+		copy(t.buf, t.buf[t.start:t.end])
+	}
+	t.start, t.end = 0, pending
+	return nil
+}
+
+func (t *SourceTask) fillFromStream() (int, error) {
+	s := t.stream
+	if s.held == nil && !s.ended {
+		select {
+		case c, ok := <-s.out:
+			if ok {
+				s.held = &c
+			} else {
+				s.ended = true
+			}
+		default:
+		}
+	}
+	if s.held == nil {
+		return 0, nil
+	}
+	if s.held.err != nil {
+		return 0, pathError("cannot read", t.name(), s.held.err)
+	}
+	n := copy(t.buf[t.end:], s.held.data)
+	t.end += n
+	if n == len(s.held.data) {
+		s.held = nil
+	} else {
+		s.held.data = s.held.data[n:]
+	}
+	return n, nil
+}
+
+func (t *SourceTask) name() string {
+	if t.path == "" {
+		return "stdin"
+	}
+	return t.path
+}
+
+// Commit has nothing to do: the file is left as it is, as in Connect.
+func (t *SourceTask) Commit(context.Context) error { return nil }
+
+func (t *SourceTask) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	var err error
+	if t.stream != nil {
+		err = t.stream.close()
+		t.stream = nil
+	}
+	if t.file != nil {
+		err = errors.Join(err, t.file.Close())
+		t.file = nil
+	}
+	t.buf = nil
+	return err
+}
+
+type chunk struct {
+	data []byte
+	err  error
+}
+
+// asyncReader reads a stream whose reads block (stdin, a FIFO) on its own
+// goroutine, so that Poll can give up at its deadline. At most two chunks
+// are in flight: the one in the channel and the one being read.
+type asyncReader struct {
+	out   chan chunk
+	done  chan struct{}
+	f     *os.File // closed by close; nil for stdin, which is not ours to close
+	held  *chunk   // received but not yet copied into the task's buffer
+	ended bool
+}
+
+func newAsyncReader(r io.Reader, f *os.File) *asyncReader {
+	a := &asyncReader{out: make(chan chunk, 1), done: make(chan struct{}), f: f}
+	go a.run(r)
+	return a
+}
+
+func (a *asyncReader) run(r io.Reader) {
+	defer close(a.out)
+	var idle *time.Timer
+	for {
+		b := make([]byte, readSize)
+		n, err := r.Read(b)
+		if n > 0 {
+			select {
+			case a.out <- chunk{data: b[:n]}:
+			case <-a.done:
+				return
+			}
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			// A writer may still come (a FIFO) or the input may grow: tail it.
+			if idle == nil {
+				idle = time.NewTimer(tailInterval)
+			} else {
+				idle.Reset(tailInterval)
+			}
+			select {
+			case <-a.done:
+				idle.Stop()
+				return
+			case <-idle.C:
+			}
+		default:
+			select {
+			case a.out <- chunk{err: err}:
+			case <-a.done:
+			}
+			return
+		}
+	}
+}
+
+// close stops the reader. Closing a FIFO unblocks its pending read; a read
+// blocked on stdin ends only when stdin delivers or closes, because closing
+// the process's stdin is not the task's to do.
+func (a *asyncReader) close() error {
+	close(a.done)
+	if a.f != nil {
+		return a.f.Close()
+	}
+	return nil
+}

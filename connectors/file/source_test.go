@@ -1,0 +1,322 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/conformance"
+)
+
+// logContext is a source task context whose log the test can read.
+type logContext struct {
+	*conformance.SourceContext
+	buf *syncBuffer
+	log zerolog.Logger
+}
+
+func newLogContext(t *testing.T) *logContext {
+	b := &syncBuffer{}
+	return &logContext{SourceContext: conformance.NewSourceContext(t, "fs", 0), buf: b, log: zerolog.New(b)}
+}
+
+func (c *logContext) Logger() *zerolog.Logger { return &c.log }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func poll(t *testing.T, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	start := time.Now()
+	recs, err := task.Poll(ctx)
+	if err != nil {
+		t.Fatalf("Poll: %v", err)
+	}
+	if took := time.Since(start); took > wait+time.Second {
+		t.Fatalf("Poll with a %v deadline took %v", wait, took)
+	}
+	return recs
+}
+
+func values(recs []*connectors.SourceRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Value.(string)
+	}
+	return out
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openSource(t *testing.T, tc connectors.SourceTaskContext, cfg map[string]string) *SourceTask {
+	t.Helper()
+	task := &SourceTask{}
+	if err := task.Open(context.Background(), tc, cfg); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { task.Close() })
+	return task
+}
+
+func TestSourceWaitsForMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "later.txt")
+	tc := newLogContext(t)
+	task := openSource(t, tc, map[string]string{"file": path, "topic": "t"})
+	for range 3 {
+		if recs := poll(t, task, 300*time.Millisecond); len(recs) != 0 {
+			t.Fatalf("got %d records before the file exists", len(recs))
+		}
+	}
+	if n := strings.Count(tc.buf.String(), "does not exist yet"); n != 1 {
+		t.Errorf("logged the missing file %d times, want once: %s", n, tc.buf.String())
+	}
+	if !strings.Contains(tc.buf.String(), `"level":"warn"`) || !strings.Contains(tc.buf.String(), path) {
+		t.Errorf("missing-file log is not a warning naming the path: %s", tc.buf.String())
+	}
+	appendFile(t, path, "one\ntwo\n")
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		got = append(got, values(poll(t, task, 300*time.Millisecond))...)
+	}
+	if strings.Join(got, ",") != "one,two" {
+		t.Fatalf("got %q after the file appeared", got)
+	}
+}
+
+func TestSourceUnreadablePath(t *testing.T) {
+	t.Run("directory at open", func(t *testing.T) {
+		dir := t.TempDir()
+		task := &SourceTask{}
+		err := task.Open(context.Background(), newLogContext(t), map[string]string{"file": dir, "topic": "t"})
+		if err == nil || !strings.Contains(err.Error(), dir) {
+			t.Fatalf("Open of a directory: %v, want an error naming %s", err, dir)
+		}
+		if err := task.Close(); err != nil {
+			t.Errorf("Close after failed Open: %v", err)
+		}
+	})
+	t.Run("directory appears while waiting", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "x")
+		task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+		poll(t, task, 50*time.Millisecond)
+		if err := os.Mkdir(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := task.Poll(ctx)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("Poll once the path is a directory: %v, want an error naming %s", err, path)
+		}
+	})
+	t.Run("no permission", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root reads files whatever their mode")
+		}
+		path := filepath.Join(t.TempDir(), "secret")
+		if err := os.WriteFile(path, []byte("x\n"), 0o000); err != nil {
+			t.Fatal(err)
+		}
+		task := &SourceTask{}
+		err := task.Open(context.Background(), newLogContext(t), map[string]string{"file": path, "topic": "t"})
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "permission denied") {
+			t.Fatalf("Open of an unreadable file: %v", err)
+		}
+		task.Close()
+	})
+}
+
+func TestSourceLineEndings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "a\nb\r\nc\rd\r")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	var recs []*connectors.SourceRecord
+	collect := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Second); len(recs) < want && time.Now().Before(deadline); {
+			recs = append(recs, poll(t, task, 200*time.Millisecond)...)
+		}
+		// Nothing beyond what is complete.
+		recs = append(recs, poll(t, task, 100*time.Millisecond)...)
+		if len(recs) != want {
+			t.Fatalf("got %d lines %q, want %d", len(recs), values(recs), want)
+		}
+	}
+	// d's \r is the last byte: it may be the start of \r\n, so d waits.
+	collect(3)
+	// The next byte decides: not \n, so d ended at \r; "e" is unterminated.
+	appendFile(t, path, "e")
+	collect(4)
+	appendFile(t, path, "\r")
+	collect(4)
+	// \r\n split across two reads is one line end, not an empty line.
+	appendFile(t, path, "\nf\n\n")
+	collect(7)
+	want := []string{"a", "b", "c", "d", "e", "f", ""}
+	wantPos := []int64{2, 5, 7, 9, 12, 14, 15}
+	for i, r := range recs {
+		if r.Value != want[i] || r.Offset[PositionField] != wantPos[i] {
+			t.Errorf("line %d: %q at position %v, want %q at %d", i, r.Value, r.Offset[PositionField], want[i], wantPos[i])
+		}
+		if r.Partition[FilenameField] != path || r.Topic != "t" || r.ValueSchema != connectors.StringSchema || r.Key != nil {
+			t.Errorf("line %d: bad record %+v", i, r)
+		}
+	}
+}
+
+func TestSourceResumesAtCommittedPosition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "first\nsecond\nthird\n")
+	tc := newLogContext(t)
+	// 6 is the position after "first\n"; the store gives it back as float64.
+	if err := tc.Commit(&connectors.SourceRecord{Partition: map[string]any{"filename": path}, Offset: map[string]any{"position": 6}}); err != nil {
+		t.Fatal(err)
+	}
+	task := openSource(t, tc, map[string]string{"file": path, "topic": "t"})
+	got := values(poll(t, task, 500*time.Millisecond))
+	if strings.Join(got, ",") != "second,third" {
+		t.Fatalf("resumed with %q", got)
+	}
+
+	bad := newLogContext(t)
+	if err := bad.Commit(&connectors.SourceRecord{Partition: map[string]any{"filename": path}, Offset: map[string]any{"position": "six"}}); err != nil {
+		t.Fatal(err)
+	}
+	task2 := &SourceTask{}
+	if err := task2.Open(context.Background(), bad, map[string]string{"file": path, "topic": "t"}); err == nil || !strings.Contains(err.Error(), "incorrect type") {
+		t.Fatalf("Open with a string position: %v", err)
+	}
+	task2.Close()
+}
+
+func TestSourceBatchSizeAndLongLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	// Lines longer than one read, so that the buffer has to grow.
+	long := strings.Repeat("y", 3*readSize+17)
+	var b strings.Builder
+	for range 5 {
+		b.WriteString(long + "\n")
+	}
+	appendFile(t, path, b.String())
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t", "batch.size": "2"})
+	var sizes []int
+	n := 0
+	for deadline := time.Now().Add(3 * time.Second); n < 5 && time.Now().Before(deadline); {
+		recs := poll(t, task, 200*time.Millisecond)
+		for _, r := range recs {
+			if r.Value != long {
+				t.Fatalf("line of %d bytes, want %d", len(r.Value.(string)), len(long))
+			}
+		}
+		sizes = append(sizes, len(recs))
+		n += len(recs)
+	}
+	if n != 5 {
+		t.Fatalf("got %d lines, want 5 (batches %v)", n, sizes)
+	}
+	for _, s := range sizes {
+		if s > 2 {
+			t.Fatalf("a batch of %d with batch.size=2: %v", s, sizes)
+		}
+	}
+}
+
+func TestSourceStdin(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	task := &SourceTask{stdin: r}
+	if err := task.Open(context.Background(), newLogContext(t), map[string]string{"topic": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	// A read blocked on stdin must not hold Poll past its deadline.
+	if recs := poll(t, task, 200*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("got %q from an empty stdin", values(recs))
+	}
+	if _, err := w.WriteString("hello\nworld\npartial"); err != nil {
+		t.Fatal(err)
+	}
+	var got []*connectors.SourceRecord
+	for deadline := time.Now().Add(3 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		got = append(got, poll(t, task, 200*time.Millisecond)...)
+	}
+	if strings.Join(values(got), ",") != "hello,world" {
+		t.Fatalf("got %q from stdin", values(got))
+	}
+	if p, ok := got[0].Partition[FilenameField]; !ok || p != nil {
+		t.Errorf("stdin partition %v, want filename null as in Connect", got[0].Partition)
+	}
+	if err := task.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+}
+
+func TestSourceConfig(t *testing.T) {
+	def := SourceConfigDef()
+	for _, tc := range []struct {
+		cfg map[string]string
+		key string
+	}{
+		{map[string]string{"file": "x"}, TopicKey},
+		{map[string]string{"topic": "a,b"}, TopicKey},
+		{map[string]string{"topic": "a", "batch.size": "0"}, BatchSizeKey},
+		{map[string]string{"topic": "a", "batch.size": "many"}, BatchSizeKey},
+	} {
+		_, err := def.Parse(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("Parse(%v) = %v, want an error naming %s", tc.cfg, err, tc.key)
+		}
+	}
+	cfg, err := def.Parse(map[string]string{"topic": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Int(BatchSizeKey) != 2000 || cfg.String(FileKey) != "" {
+		t.Errorf("defaults: batch.size %d, file %q", cfg.Int(BatchSizeKey), cfg.String(FileKey))
+	}
+	c := &SourceConnector{}
+	if err := c.Start(context.Background(), nil, map[string]string{"topic": "a", "file": "f"}); err != nil {
+		t.Fatal(err)
+	}
+	tcs, err := c.TaskConfigs(context.Background(), 4)
+	if err != nil || len(tcs) != 1 || tcs[0]["file"] != "f" {
+		t.Errorf("TaskConfigs(4) = %v, %v; want exactly one task", tcs, err)
+	}
+}
