@@ -69,7 +69,9 @@ type tolerance struct {
 }
 
 func parseTolerance(c map[string]string) (tolerance, error) {
-	t := tolerance{dlqReplication: 3, retryMaxBackoff: time.Minute}
+	// An unset DLQ replication factor takes the broker's default rather than
+	// Connect's 3, so a dead letter queue also works on a one-broker setup.
+	t := tolerance{dlqReplication: -1, retryMaxBackoff: time.Minute}
 	switch v := strings.TrimSpace(c["errors.tolerance"]); v {
 	case "", "none":
 	case "all":

@@ -54,6 +54,16 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 		}
 		return fmt.Errorf("open sink task: %w", err)
 	}
+	if p.tol.dlqTopic != "" && p.rt.opts.Admin != nil {
+		// As Connect does, the dead letter queue exists before the first
+		// bad record needs it (one partition).
+		if err := createTopic(ctx, p.rt.opts.Admin, p.tol.dlqTopic, 1, p.tol.dlqReplication); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
+		}
+	}
 	if err := p.connect(); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -203,16 +204,22 @@ func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
 		}
 		replication = int16(n)
 	}
+	if err := createTopic(ctx, p.rt.opts.Admin, topic, partitions, replication); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// createTopic creates a topic unless it exists; -1 takes the broker's
+// default partitions or replication factor.
+func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, replication int16) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := p.rt.opts.Admin.CreateTopic(cctx, partitions, replication, nil, topic)
+	resp, err := adm.CreateTopic(cctx, partitions, replication, nil, topic)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		if ctx.Err() != nil {
-			return nil
-		}
 		return fmt.Errorf("create topic %q: %w", topic, err)
 	}
 	return nil

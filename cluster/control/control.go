@@ -62,9 +62,12 @@ type Options struct {
 	// skips that check.
 	CheckConverters func(config map[string]string) *connectors.ConfigError
 	WorkerID        string
-	KafkaClusterID  string
-	Version         string
-	Commit          string
+	// KafkaClusterID is reported by GET /; a worker learns it only once
+	// Kafka answers, so KafkaClusterIDFunc, when set, is asked instead.
+	KafkaClusterID     string
+	KafkaClusterIDFunc func() string
+	Version            string
+	Commit             string
 	// Ready reports whether the worker has read its state topics and can
 	// answer; until then, requests about connectors get 503. Nil means ready.
 	Ready func() bool
@@ -99,7 +102,11 @@ func (c *Controller) ready() bool { return c.o.Ready == nil || c.o.Ready() }
 
 // ServerInfo answers GET /.
 func (c *Controller) ServerInfo() ServerInfo {
-	return ServerInfo{Version: c.o.Version, Commit: c.o.Commit, KafkaClusterID: c.o.KafkaClusterID}
+	id := c.o.KafkaClusterID
+	if c.o.KafkaClusterIDFunc != nil {
+		id = c.o.KafkaClusterIDFunc()
+	}
+	return ServerInfo{Version: c.o.Version, Commit: c.o.Commit, KafkaClusterID: id}
 }
 
 // Health answers GET /health with Connect's messages.

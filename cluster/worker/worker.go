@@ -104,9 +104,10 @@ type Worker struct {
 	http *http.Server
 	ln   net.Listener
 
-	ready    atomic.Bool
-	startMu  sync.Mutex
-	startErr error
+	ready     atomic.Bool
+	clusterID atomic.Value // string, once Kafka answered
+	startMu   sync.Mutex
+	startErr  error
 
 	adm      *kadm.Client
 	admCl    *kgo.Client
@@ -174,6 +175,10 @@ func Start(cfg Config) (*Worker, error) {
 		WorkerID:        cfg.WorkerID,
 		Version:         cfg.Version,
 		Ready:           w.ready.Load,
+		KafkaClusterIDFunc: func() string {
+			id, _ := w.clusterID.Load().(string)
+			return id
+		},
 	})
 	if err != nil {
 		w.closeClients()
@@ -270,9 +275,10 @@ func (w *Worker) connect(ctx context.Context) error {
 	b := actors.Backoff{Initial: 500 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.1}
 	for attempt := 1; ; attempt++ {
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := w.adm.BrokerMetadata(mctx)
+		meta, err := w.adm.BrokerMetadata(mctx)
 		cancel()
 		if err == nil {
+			w.clusterID.Store(meta.Cluster)
 			break
 		}
 		if ctx.Err() != nil {

@@ -14,6 +14,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"runtime"
 	"strings"
@@ -223,25 +224,86 @@ func brokenConfig(t *testing.T, def *connectors.ConfigDef, valid map[string]stri
 }
 
 // goroutineBaseline returns a check that fails t when goroutines started
-// since the call are still running after a settle period.
+// since the call are still running after a settle period. It tells new
+// goroutines by their ids, which only grow, so goroutines of earlier tests
+// ending meanwhile cannot hide a leak the way a bare count would.
 func goroutineBaseline(t *testing.T) func() {
 	t.Helper()
-	before := runtime.NumGoroutine()
+	_, maxID := goroutines()
 	return func() {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
+			stacks, _ := goroutines()
+			var leaked []string
+			for id, stack := range stacks {
+				if id > maxID && !strings.Contains(stack, "testing.tRunner") {
+					leaked = append(leaked, stack)
+				}
+			}
+			if len(leaked) == 0 {
 				return
 			}
 			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d goroutines before, %d after Close\n%s", before, n, buf)
+				t.Errorf("goroutine leak: %d goroutines started during the test still run after Close:\n%s",
+					len(leaked), strings.Join(leaked, "\n\n"))
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// goroutines returns the stack of every goroutine by id, and the largest id.
+func goroutines() (map[int64]string, int64) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[int64]string{}
+	var maxID int64
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		var id int64
+		if _, err := fmt.Sscanf(g, "goroutine %d ", &id); err != nil {
+			continue
+		}
+		out[id] = g
+		maxID = max(maxID, id)
+	}
+	return out, maxID
+}
+
+// Poll calls task.Poll with a deadline wait from now and fails t when Poll
+// errs or returns later than the deadline plus a second. Lateness is
+// measured against a timer that expires at the same deadline, so that a
+// machine too loaded to run either on time does not fail the check.
+func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	ref := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(time.Until(deadline))
+		ref <- time.Now()
+	}()
+	recs, err := task.Poll(ctx)
+	returned := time.Now()
+	if err != nil {
+		t.Fatalf("Poll: %v", err)
+	}
+	if late := returned.Sub(deadline); late > deadlineSlack {
+		// The reference timer has fired by now, unless the scheduler is as
+		// late for it as it may have been for Poll.
+		refLate := (<-ref).Sub(deadline)
+		if late > refLate+deadlineSlack {
+			t.Fatalf("Poll with a %v deadline returned %v after it (a timer for the same deadline fired %v late)", wait, late, refLate)
+		}
+	}
+	return recs
 }

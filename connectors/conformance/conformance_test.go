@@ -240,7 +240,7 @@ func TestSuiteCatchesBrokenConnectors(t *testing.T) {
 		"source/resume":   {"resume_at_offset", "duplicate or out of order"},
 		"source/gap":      {"happy_path", "ordinals received: [mem] 0-2 4-"},
 		"source/batch":    {"batching", "with batch.size=3"},
-		"source/deadline": {"batching", "deadline returned after"},
+		"source/deadline": {"batching", "deadline returned"},
 		"source/leak":     {"clean_close", "goroutine leak"},
 		"sink/nodurable":  {"happy_path", "not durably written (invariant 1)"},
 		"sink/lose":       {"partial_failure", "was lost"},

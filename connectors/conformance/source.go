@@ -89,16 +89,7 @@ func (s *sourceSuite) open(t *testing.T, cfg map[string]string, tc *SourceContex
 
 func (r *sourceRun) poll(wait time.Duration) []*connectors.SourceRecord {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	start := time.Now()
-	batch, err := r.task.Poll(ctx)
-	if took := time.Since(start); took > wait+deadlineSlack {
-		r.t.Fatalf("Poll with a %v deadline returned after %v", wait, took)
-	}
-	if err != nil {
-		r.t.Fatalf("Poll: %v", err)
-	}
+	batch := Poll(r.t, r.task, wait)
 	for _, rec := range batch {
 		if err := checkSourceRecord(rec); err != nil {
 			r.t.Fatalf("bad record %+v: %v", rec, err)

@@ -264,6 +264,7 @@ func TestJSONToConnectErrors(t *testing.T) {
 		{"bad literal", map[string]string{"schemas.enable": "false"}, `tru`, "", "invalid JSON"},
 		{"big integer", map[string]string{"schemas.enable": "false"}, `[1, 99999999999999999999]`, "[1]", "out of range of int64"},
 		{"too deep", map[string]string{"schemas.enable": "false"}, strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), "", "nesting deeper"},
+		{"long number", map[string]string{"schemas.enable": "false"}, "1" + strings.Repeat("0", maxNumberLen), "", "longer than 1000"},
 		{"huge exponent", nil, `{"schema":{"type":"int32"},"payload":1e999999999}`, "", "not an integer"},
 		{"no type", nil, `{"schema":{"optional":true},"payload":1}`, "schema", `"type"`},
 		{"unknown type", nil, `{"schema":{"type":"uint8"},"payload":1}`, "schema", `unknown schema type "uint8"`},

@@ -24,17 +24,7 @@ func openTask(t testing.TB, tc connectors.SourceTaskContext, cfg map[string]stri
 
 func poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	start := time.Now()
-	recs, err := task.Poll(ctx)
-	if err != nil {
-		t.Fatalf("Poll: %v", err)
-	}
-	if took := time.Since(start); took > wait+time.Second {
-		t.Fatalf("Poll with a %v deadline took %v", wait, took)
-	}
-	return recs
+	return conformance.Poll(t, task, wait)
 }
 
 func seqOf(t testing.TB, r *connectors.SourceRecord) int64 {

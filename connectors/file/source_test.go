@@ -49,17 +49,7 @@ func (s *syncBuffer) String() string {
 
 func poll(t *testing.T, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	start := time.Now()
-	recs, err := task.Poll(ctx)
-	if err != nil {
-		t.Fatalf("Poll: %v", err)
-	}
-	if took := time.Since(start); took > wait+time.Second {
-		t.Fatalf("Poll with a %v deadline took %v", wait, took)
-	}
-	return recs
+	return conformance.Poll(t, task, wait)
 }
 
 func values(recs []*connectors.SourceRecord) []string {

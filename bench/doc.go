@@ -1,0 +1,14 @@
+// Package bench holds Sluice's benchmarks; the code lives in its _test.go
+// files and runs with `just bench` (see README.md in this directory).
+//
+//   - BenchmarkThroughput runs Datagen through the actor runtime and the raw
+//     franz-go producer, writing the same bytes to the same embedded broker,
+//     alternately in one process, and reports Sluice's records/s as a ratio
+//     of the raw producer's: the cost of the source pipeline (poll, convert,
+//     offset tracking, offset flushes) over the limit set by the client.
+//   - BenchmarkIdleTaskMemory measures the heap, stack and goroutines one
+//     idle source task adds to a worker.
+//
+// TestBenchSmoke runs both code paths once with tiny sizes, so `go test ./...`
+// keeps them working.
+package bench
