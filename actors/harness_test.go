@@ -126,6 +126,8 @@ func newEnv(t *testing.T, brokerOpts ...kfake.Opt) *env {
 		if err := e.rt.Stop(sctx); err != nil {
 			t.Errorf("runtime stop: %v", err)
 		}
+		// The statuses stopping tasks wrote, before the log closes.
+		_ = e.statuses.Flush(sctx)
 	})
 	return e
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,9 @@ func (c *Config) defaults() error {
 	if len(c.Bootstrap) == 0 {
 		return errors.New("at least one bootstrap broker is required")
 	}
+	if err := c.applyConnectKeys(); err != nil {
+		return err
+	}
 	if c.ConfigTopic == "" {
 		c.ConfigTopic = c.Cluster + "-configs"
 	}
@@ -95,6 +99,64 @@ func (c *Config) defaults() error {
 		c.RESTAddr = ":8083"
 	}
 	return nil
+}
+
+// applyConnectKeys takes Kafka Connect's worker keys for the internal topics
+// from Props where the typed field is unset, so a connect-distributed
+// properties file's settings carry over.
+func (c *Config) applyConnectKeys() error {
+	str := func(key string, dst *string) {
+		if v := strings.TrimSpace(c.Props[key]); v != "" && *dst == "" {
+			*dst = v
+		}
+	}
+	str("config.storage.topic", &c.ConfigTopic)
+	str("offset.storage.topic", &c.OffsetsTopic)
+	str("status.storage.topic", &c.StatusTopic)
+	num := func(key string, bits int, set func(int64)) error {
+		v := strings.TrimSpace(c.Props[key])
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, bits)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a number", key, v)
+		}
+		set(n)
+		return nil
+	}
+	var firstErr error
+	for _, e := range []error{
+		num("offset.storage.partitions", 32, func(n int64) {
+			if c.OffsetsPartitions == 0 {
+				c.OffsetsPartitions = int32(n)
+			}
+		}),
+		num("status.storage.partitions", 32, func(n int64) {
+			if c.StatusPartitions == 0 {
+				c.StatusPartitions = int32(n)
+			}
+		}),
+		num("offset.flush.interval.ms", 64, func(n int64) {
+			if c.OffsetFlushInterval == 0 {
+				c.OffsetFlushInterval = time.Duration(n) * time.Millisecond
+			}
+		}),
+	} {
+		if e != nil && firstErr == nil {
+			firstErr = e
+		}
+	}
+	for _, k := range []string{"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor"} {
+		if e := num(k, 16, func(n int64) {
+			if c.ReplicationFactor == 0 {
+				c.ReplicationFactor = int16(n)
+			}
+		}); e != nil && firstErr == nil {
+			firstErr = e
+		}
+	}
+	return firstErr
 }
 
 // Worker is a running worker.

@@ -23,7 +23,11 @@ Connect's REST API on --rest-addr.
 Example:
   sluice worker --cluster demo --bootstrap 127.0.0.1:9092 --rest-addr :8083 --worker-id w1
 
-Worker-level converter defaults are Kafka Connect's keys, given as --prop:
+Worker-level settings are Kafka Connect's keys, given as --prop: converter
+defaults, and config.storage.topic, offset.storage.topic, status.storage.topic,
+offset.storage.partitions, status.storage.partitions,
+*.storage.replication.factor and offset.flush.interval.ms (a flag given with a
+non-default value wins over the key):
   --prop value.converter=org.apache.kafka.connect.storage.StringConverter
 `
 
@@ -80,6 +84,16 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	if f.backoffMin <= 0 || f.backoffMax < f.backoffMin {
 		return worker.Config{}, usageError{fmt.Errorf("--restart-backoff-min must be positive and at most --restart-backoff-max")}
 	}
+	// The typed fields win over Connect's keys given with --prop, except
+	// where the flag still has its default: then the --prop key applies.
+	rf := int16(f.replication)
+	if rf == -1 {
+		rf = 0
+	}
+	flush := time.Duration(f.flushMs) * time.Millisecond
+	if _, ok := f.props.m["offset.flush.interval.ms"]; ok && f.flushMs == 1000 {
+		flush = 0
+	}
 	var boot []string
 	for _, b := range strings.Split(f.bootstrap, ",") {
 		if b = strings.TrimSpace(b); b != "" {
@@ -89,9 +103,9 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	return worker.Config{
 		Cluster: f.cluster, WorkerID: f.workerID, Bootstrap: boot, RESTAddr: f.restAddr,
 		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
-		ReplicationFactor:   int16(f.replication),
+		ReplicationFactor:   rf,
 		Props:               f.props.m,
-		OffsetFlushInterval: time.Duration(f.flushMs) * time.Millisecond,
+		OffsetFlushInterval: flush,
 		Backoff:             actors.Backoff{Initial: f.backoffMin, Max: f.backoffMax, Jitter: 0.2, ResetAfter: 2 * f.backoffMax},
 		Version:             Version,
 		Log:                 log,

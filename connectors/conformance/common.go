@@ -225,19 +225,20 @@ func brokenConfig(t *testing.T, def *connectors.ConfigDef, valid map[string]stri
 
 // goroutineBaseline returns a check that fails t when goroutines started
 // since the call are still running after a settle period. It tells new
-// goroutines by their ids, which only grow, so goroutines of earlier tests
-// ending meanwhile cannot hide a leak the way a bare count would.
+// goroutines by their ids, which are never reused, so goroutines of earlier
+// tests ending meanwhile cannot hide a leak the way a bare count would. (Ids
+// are not allocated in order across Ps: compare sets, not a maximum.)
 func goroutineBaseline(t *testing.T) func() {
 	t.Helper()
-	_, maxID := goroutines()
+	before := goroutines()
 	return func() {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			stacks, _ := goroutines()
+			stacks := goroutines()
 			var leaked []string
 			for id, stack := range stacks {
-				if id > maxID && !strings.Contains(stack, "testing.tRunner") {
+				if _, old := before[id]; !old && !strings.Contains(stack, "testing.tRunner") {
 					leaked = append(leaked, stack)
 				}
 			}
@@ -254,8 +255,8 @@ func goroutineBaseline(t *testing.T) func() {
 	}
 }
 
-// goroutines returns the stack of every goroutine by id, and the largest id.
-func goroutines() (map[int64]string, int64) {
+// goroutines returns the stack of every goroutine by id.
+func goroutines() map[int64]string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -266,16 +267,14 @@ func goroutines() (map[int64]string, int64) {
 		buf = make([]byte, 2*len(buf))
 	}
 	out := map[int64]string{}
-	var maxID int64
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		var id int64
 		if _, err := fmt.Sscanf(g, "goroutine %d ", &id); err != nil {
 			continue
 		}
 		out[id] = g
-		maxID = max(maxID, id)
 	}
-	return out, maxID
+	return out
 }
 
 // Poll calls task.Poll with a deadline wait from now and fails t when Poll

@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/cluster/state"
+	"github.com/sluice-io/sluice/connectors/builtin"
+	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/offsets"
+)
+
+// env is one Sluice worker without its REST API (the benchmarks do not
+// measure HTTP): an in-process kfake broker on loopback, the real
+// Kafka-backed config, status and offset stores, the shared producer and the
+// actor runtime, driven from the config topic as cluster/worker drives it.
+type env struct {
+	tb       testing.TB
+	broker   *kfake.Cluster
+	kopts    []kgo.Opt
+	adm      *kadm.Client
+	configs  *state.ConfigLog
+	statuses *state.StatusLog
+	offsets  *offsets.SourceStore
+	rt       *actors.Runtime
+}
+
+// benchFlushInterval is offset.flush.interval.ms for the benchmarks. Sluice
+// defaults to 1 s; a shorter interval keeps the time between the last ack
+// and its committed offset (which the throughput run waits for) small
+// against the run, so the run measures the pipeline rather than the flush
+// cadence. Ten small offset writes per second per task cost next to nothing.
+const benchFlushInterval = 100 * time.Millisecond
+
+func newEnv(tb testing.TB) *env {
+	tb.Helper()
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(broker.Close)
+	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}).
+		Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	e := &env{tb: tb, broker: broker, kopts: []kgo.Opt{kgo.SeedBrokers(broker.ListenAddrs()...)}}
+	admCl, err := kgo.NewClient(e.kopts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(admCl.Close)
+	e.adm = kadm.NewClient(admCl)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := offsets.EnsureTopics(ctx, e.adm,
+		offsets.TopicSpec{Name: "bench-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
+		offsets.TopicSpec{Name: "bench-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
+		offsets.TopicSpec{Name: "bench-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
+	); err != nil {
+		tb.Fatal(err)
+	}
+	if e.configs, err = state.NewConfigLog(e.kopts, "bench-configs", log); err != nil {
+		tb.Fatal(err)
+	}
+	if e.statuses, err = state.NewStatusLog(e.kopts, "bench-status", log); err != nil {
+		tb.Fatal(err)
+	}
+	if e.offsets, err = offsets.NewSourceStore(e.kopts, "bench-offsets"); err != nil {
+		tb.Fatal(err)
+	}
+	for _, s := range []interface{ Start(context.Context) error }{e.configs, e.statuses, e.offsets} {
+		if err := s.Start(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	tb.Cleanup(e.configs.Close)
+	tb.Cleanup(e.statuses.Close)
+	tb.Cleanup(e.offsets.Close)
+	producer, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), actors.ProducerOpts()...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(producer.Close)
+	e.rt, err = actors.NewRuntime(actors.Options{
+		WorkerID: "bench", Registry: builtin.Registry(),
+		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,
+		KafkaOpts: e.kopts, Producer: producer, Admin: e.adm,
+		OffsetFlushInterval: benchFlushInterval,
+		Log:                 log,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+
+	// A cluster of one: every change of the config topic assigns the whole
+	// snapshot to this worker, as cluster/worker's follow loop does.
+	fctx, fcancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var prev *actors.Assignment
+		ch := e.configs.Changes()
+		for {
+			a := actors.WholeAssignment(e.configs.Snapshot(), 1, prev)
+			e.rt.Apply(a)
+			prev = a
+			select {
+			case <-fctx.Done():
+				return
+			case <-ch:
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		fcancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer scancel()
+		if err := e.rt.Stop(sctx); err != nil {
+			tb.Errorf("runtime stop: %v", err)
+		}
+	})
+	return e
+}
+
+// datagenConfig is the connector config of the benchmarks: string keys and
+// schemaless JSON values, the bytes rawKey and appendRawValue reproduce.
+func datagenConfig(name, topic string, tasks int, maxRecords int64, valueSize int) map[string]string {
+	return map[string]string{
+		"name":                           name,
+		"connector.class":                datagen.Class,
+		"tasks.max":                      strconv.Itoa(tasks),
+		datagen.TopicKey:                 topic,
+		datagen.MaxRecordsKey:            strconv.FormatInt(maxRecords, 10),
+		datagen.RecordsPerSecondKey:      "0",
+		datagen.ValueSizeKey:             strconv.Itoa(valueSize),
+		"key.converter":                  "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable": "false",
+	}
+}
+
+func (e *env) createConnector(ctx context.Context, name string, config map[string]string) error {
+	if err := e.configs.PutConnectorConfig(ctx, name, config); err != nil {
+		return fmt.Errorf("create connector %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteConnector deletes the connector and waits until its tasks stopped
+// and their statuses are gone, so that the next run starts from a worker
+// that runs nothing.
+func (e *env) deleteConnector(ctx context.Context, name string) error {
+	if err := e.configs.DeleteConnector(ctx, name); err != nil {
+		return fmt.Errorf("delete connector %s: %w", name, err)
+	}
+	return waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+		_, conn := e.statuses.Connector(name)
+		return !conn && len(e.statuses.Tasks(name)) == 0, nil
+	})
+}
+
+// runningTasks counts the connector's tasks whose status is RUNNING.
+func (e *env) runningTasks(name string) int {
+	n := 0
+	for _, st := range e.statuses.Tasks(name) {
+		if st.State == state.Running {
+			n++
+		}
+	}
+	return n
+}
+
+// failedTrace returns the trace of a FAILED task of the connector, if any:
+// a benchmark waiting for a failed task would otherwise only time out.
+func (e *env) failedTrace(name string) string {
+	for n, st := range e.statuses.Tasks(name) {
+		if st.State == state.Failed {
+			return fmt.Sprintf("task %d failed: %s", n, st.Trace)
+		}
+	}
+	return ""
+}
+
+func (e *env) createTopic(ctx context.Context, topic string, partitions int32) error {
+	resp, err := e.adm.CreateTopic(ctx, partitions, -1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// deleteTopic frees what kfake holds in memory for topic: a benchmark writes
+// tens of megabytes per run, and the broker shares the process (and its GC)
+// with what is measured.
+func (e *env) deleteTopic(ctx context.Context, topic string) error {
+	resps, err := e.adm.DeleteTopics(ctx, topic)
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("delete topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// endOffsets sums the topic's end offsets: the records Kafka acknowledged.
+func (e *env) endOffsets(ctx context.Context, topic string) (int64, error) {
+	listed, err := e.adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	var perr error
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil && perr == nil {
+			perr = o.Err
+		}
+		sum += o.Offset
+	})
+	return sum, perr
+}
+
+// committedAll reports whether every one of the connector's tasks has its
+// last record's seq (perTask-1) as committed source offset.
+func (e *env) committedAll(name string, tasks int, perTask int64) (bool, error) {
+	got := 0
+	for _, po := range e.offsets.Offsets(name) {
+		seq, ok := po.Offset[datagen.SeqField].(int64)
+		if !ok {
+			return false, fmt.Errorf("connector %s: offset %v has no integer seq", name, po.Offset)
+		}
+		if seq > perTask-1 {
+			return false, fmt.Errorf("connector %s: committed seq %d beyond the last record %d", name, seq, perTask-1)
+		}
+		if seq == perTask-1 {
+			got++
+		}
+	}
+	return got == tasks, nil
+}
+
+// waitFor polls cond every interval until it holds, fails, or ctx ends.
+func waitFor(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/actors"
+)
+
+var (
+	flagRecords   = flag.Int("bench.records", 4000000, "records per throughput run, split evenly over the tasks")
+	flagTasks     = flag.Int("bench.tasks", 4, "Datagen tasks.max (and raw producer goroutines) in the throughput benchmark")
+	flagValueSize = flag.Int("bench.value-size", 100, "Datagen value.size (padding bytes) in the throughput benchmark")
+)
+
+// throughputSpec is what one run writes: tasks x perTask records.
+type throughputSpec struct {
+	tasks     int
+	perTask   int64
+	valueSize int
+}
+
+func (s throughputSpec) total() int64 { return int64(s.tasks) * s.perTask }
+
+// rawKey is Datagen's record key "<connector>-<task>", as StringConverter
+// writes it.
+func rawKey(connector string, task int) []byte {
+	return []byte(connector + "-" + strconv.Itoa(task))
+}
+
+// appendRawValue appends Datagen's record value as JsonConverter with
+// schemas.enable=false writes it: {"task":T,"seq":N,"pad":"<pad>"}.
+// TestBenchSmoke checks the two byte for byte.
+func appendRawValue(dst []byte, task int, seq int64, pad string) []byte {
+	dst = append(dst, `{"task":`...)
+	dst = strconv.AppendInt(dst, int64(task), 10)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, seq, 10)
+	dst = append(dst, `,"pad":"`...)
+	dst = append(dst, pad...)
+	return append(dst, `"}`...)
+}
+
+// runRaw is the limit: what a minimal Go program does to write Datagen's
+// records with the worker's producer options. One goroutine per task, as
+// Sluice polls each task on a goroutine of its own; values are built per
+// record (kgo keeps each until it is acknowledged); it returns once every
+// record is acknowledged.
+func runRaw(ctx context.Context, cl *kgo.Client, topic, connector string, s throughputSpec) (time.Duration, error) {
+	pad := strings.Repeat("x", s.valueSize)
+	var (
+		acks     sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	acks.Add(int(s.total()))
+	onAck := func(_ *kgo.Record, err error) {
+		if err != nil {
+			errMu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			errMu.Unlock()
+		}
+		acks.Done()
+	}
+	start := time.Now()
+	for task := range s.tasks {
+		go func() {
+			key := rawKey(connector, task)
+			size := len(`{"task":,"seq":,"pad":""}`) + 2*20 + len(pad)
+			for seq := range s.perTask {
+				// Partition -1: the worker's partitioner pins records
+				// whose Partition is set, and Sluice leaves it at -1.
+				cl.Produce(ctx, &kgo.Record{
+					Topic: topic, Key: key, Partition: -1,
+					Value: appendRawValue(make([]byte, 0, size), task, seq, pad),
+				}, onAck)
+			}
+		}()
+	}
+	acks.Wait()
+	return time.Since(start), firstErr
+}
+
+// sluiceTimes are the two ends of a Sluice run, from the connector's
+// creation: acked when Kafka acknowledged every record (the topic's end
+// offsets reach the total), committed when every task's last offset is
+// stored in the offsets topic too.
+type sluiceTimes struct {
+	acked, committed time.Duration
+}
+
+// runSluice creates a Datagen connector and waits until its records are
+// acknowledged and their offsets committed. The clock starts before the
+// connector config is written, so it includes what a user waits for: the
+// config round trip, task configs, spawning and opening the tasks.
+func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec) (sluiceTimes, error) {
+	var t sluiceTimes
+	start := time.Now()
+	if err := e.createConnector(ctx, name, datagenConfig(name, topic, s.tasks, s.perTask, s.valueSize)); err != nil {
+		return t, err
+	}
+	// Polled every 10 ms: fine enough against runs of seconds, coarse
+	// enough not to load the broker the run is writing to.
+	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
+		if tr := e.failedTrace(name); tr != "" {
+			return false, errors.New(tr)
+		}
+		if t.acked == 0 {
+			n, err := e.endOffsets(ctx, topic)
+			if err != nil {
+				return false, err
+			}
+			if n > s.total() {
+				return false, fmt.Errorf("topic %s holds %d records, more than the %d generated", topic, n, s.total())
+			}
+			if n < s.total() {
+				return false, nil
+			}
+			t.acked = time.Since(start)
+		}
+		ok, err := e.committedAll(name, s.tasks, s.perTask)
+		if ok {
+			t.committed = time.Since(start)
+		}
+		return ok, err
+	})
+	if err != nil {
+		return t, fmt.Errorf("sluice run %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// pairResult is one raw run and one Sluice run of the same records.
+type pairResult struct {
+	raw    time.Duration
+	sluice sluiceTimes
+}
+
+// runPair runs the raw producer and Sluice one after the other on topics of
+// their own, rawFirst choosing the order: alternating it between pairs
+// spreads warm-up and the previous run's garbage evenly over both. check,
+// when given, sees both topics before they are deleted.
+func runPair(ctx context.Context, e *env, raw *kgo.Client, run int, s throughputSpec, rawFirst bool,
+	check func(rawTopic, sluiceTopic, connector string) error,
+) (pairResult, error) {
+	var r pairResult
+	name := fmt.Sprintf("gen-%d", run)
+	rawTopic, sluiceTopic := name+"-raw", name+"-sluice"
+	// Same partition count for both; Sluice finds its topic existing.
+	for _, topic := range []string{rawTopic, sluiceTopic} {
+		if err := e.createTopic(ctx, topic, int32(s.tasks)); err != nil {
+			return r, err
+		}
+	}
+	// Without a check, each topic goes as soon as its run ended: a run
+	// writes hundreds of megabytes into the in-process broker, which the
+	// other side's run should not have to carry through its collections.
+	drop := func(topic string) error {
+		if check != nil {
+			return nil
+		}
+		return e.deleteTopic(ctx, topic)
+	}
+	doRaw := func() (err error) {
+		runtime.GC()
+		if r.raw, err = runRaw(ctx, raw, rawTopic, name, s); err != nil {
+			return err
+		}
+		return drop(rawTopic)
+	}
+	doSluice := func() (err error) {
+		runtime.GC()
+		if r.sluice, err = runSluice(ctx, e, name, sluiceTopic, s); err != nil {
+			return err
+		}
+		// Its tasks, idle now, stop before the raw run may follow.
+		if err := e.deleteConnector(ctx, name); err != nil {
+			return err
+		}
+		return drop(sluiceTopic)
+	}
+	steps := []func() error{doRaw, doSluice}
+	if !rawFirst {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return r, err
+		}
+	}
+	if check != nil {
+		if err := check(rawTopic, sluiceTopic, name); err != nil {
+			return r, err
+		}
+		for _, topic := range []string{rawTopic, sluiceTopic} {
+			if err := e.deleteTopic(ctx, topic); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// newRawProducer is the raw side's client: the worker's producer options
+// (idempotent, acks=all, the same partitioner, buffer and linger), long-lived
+// like the worker's shared producer.
+func newRawProducer(tb testing.TB, e *env) *kgo.Client {
+	tb.Helper()
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), actors.ProducerOpts()...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(cl.Close)
+	return cl
+}
+
+func rate(records int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(records) / d.Seconds()
+}
+
+// throughputTable renders the runs and their totals for people; the
+// benchmark line carries the same totals for benchstat.
+func throughputTable(s throughputSpec, rows []pairResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Datagen -> Kafka, %d records per run (%d tasks x %d, value.size %d), records/s:\n",
+		s.total(), s.tasks, s.perTask, s.valueSize)
+	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio")
+	var raw, acked, committed time.Duration
+	for i, r := range rows {
+		raw += r.raw
+		acked += r.sluice.acked
+		committed += r.sluice.committed
+		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f\n", i,
+			rate(s.total(), r.raw), rate(s.total(), r.sluice.acked), rate(s.total(), r.sluice.committed),
+			r.raw.Seconds()/r.sluice.committed.Seconds(), r.raw.Seconds()/r.sluice.acked.Seconds())
+	}
+	n := s.total() * int64(len(rows))
+	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f\n", "all",
+		rate(n, raw), rate(n, acked), rate(n, committed), raw.Seconds()/committed.Seconds(), raw.Seconds()/acked.Seconds())
+	return b.String()
+}
+
+// BenchmarkThroughput writes the same records through the raw producer and
+// through Sluice, alternately, and reports:
+//
+//	raw-records/s           the raw producer, until every record is acked
+//	sluice-records/s        Sluice, until every record is acked and its
+//	                        source offset committed (what the brief asks)
+//	sluice-acked-records/s  Sluice, until every record is acked
+//	ratio-vs-raw            sluice-records/s / raw-records/s
+//	acked-ratio-vs-raw      sluice-acked-records/s / raw-records/s
+//
+// One iteration is one pair of runs; ns/op is the time of a pair.
+func BenchmarkThroughput(b *testing.B) {
+	if *flagTasks < 1 || *flagRecords < *flagTasks {
+		b.Fatalf("-bench.tasks must be at least 1 and -bench.records at least -bench.tasks")
+	}
+	s := throughputSpec{tasks: *flagTasks, perTask: int64(*flagRecords / *flagTasks), valueSize: *flagValueSize}
+	e := newEnv(b)
+	raw := newRawProducer(b, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	var rows []pairResult
+	for b.Loop() {
+		r, err := runPair(ctx, e, raw, len(rows), s, len(rows)%2 == 0, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	var rawT, acked, committed time.Duration
+	for _, r := range rows {
+		rawT += r.raw
+		acked += r.sluice.acked
+		committed += r.sluice.committed
+	}
+	n := s.total() * int64(len(rows))
+	b.ReportMetric(rate(n, rawT), "raw-records/s")
+	b.ReportMetric(rate(n, committed), "sluice-records/s")
+	b.ReportMetric(rate(n, acked), "sluice-acked-records/s")
+	b.ReportMetric(rawT.Seconds()/committed.Seconds(), "ratio-vs-raw")
+	b.ReportMetric(rawT.Seconds()/acked.Seconds(), "acked-ratio-vs-raw")
+	b.Log("\n" + throughputTable(s, rows))
+}
