@@ -17,96 +17,41 @@ import (
 // connector asks to be reconfigured, Stop. Its results travel to the
 // supervisor, which stores task configs.
 type connectorActor struct {
-	rt   *Runtime
-	work *ConnectorWork
-	inc  *incarnation
-	log  zerolog.Logger
-
-	gen      int
-	cancel   context.CancelFunc
-	gate     *gate
-	opened   bool
-	stopping bool
+	lifecycle
+	rt  *Runtime
+	log zerolog.Logger
 }
 
 func newConnectorActor(rt *Runtime, work *ConnectorWork, inc *incarnation) *connectorActor {
-	return &connectorActor{
-		rt: rt, work: work, inc: inc,
-		log:  rt.opts.Log.With().Str("connector", work.Name).Logger(),
-		gate: inc.gate,
-	}
+	a := &connectorActor{rt: rt, log: rt.opts.Log.With().Str("connector", work.Name).Logger()}
+	a.lifecycle = lifecycle{inc: inc, work: work, what: "connector", report: a.report}
+	return a
 }
 
 // startTimeout bounds Connector.Start and TaskConfigs.
 const startTimeout = time.Minute
 
-func (a *connectorActor) Receive(c actor.Context) {
-	switch m := c.Message().(type) {
-	case *actor.Started:
-		a.inc.starts++
-		a.gen = a.inc.starts
-		if a.gen > 1 {
-			a.report(state.Restarting, "")
-		}
-		a.start(c)
-	case *setTarget:
-		a.work = withGeneration(a.work, m.generation)
-		if a.gate.set(m.paused) && a.opened {
-			a.reportRunState()
-		}
-	case *pipelineOpened:
-		if m.gen == a.gen {
-			a.opened = true
-			a.reportRunState()
-		}
-	case *computed:
-		if m.gen == a.gen {
-			c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
-		}
-	case *pipelineEnded:
-		if m.gen != a.gen || a.stopping {
-			return
-		}
-		f := m.f
-		if f == nil {
-			f = &failure{err: fmt.Errorf("connector stopped unexpectedly"), trace: "connector stopped unexpectedly"}
-		}
-		panic(f)
-	case *actor.Restarting:
-		a.stop()
-	case *actor.Stopping:
-		a.stop()
-	}
-}
-
+// computed carries task configs from the connector's goroutine.
 type computed struct {
 	gen     int
 	configs []map[string]string
 }
 
-func (a *connectorActor) stop() {
-	a.stopping = true
-	if a.cancel != nil {
-		a.cancel()
+func (a *connectorActor) Receive(c actor.Context) {
+	if a.receive(c, func(ctx context.Context, gen int) { a.start(c, ctx, gen) }) {
+		return
+	}
+	if m, ok := c.Message().(*computed); ok && m.gen == a.gen {
+		c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
 	}
 }
 
-func (a *connectorActor) reportRunState() {
-	if a.gate.paused() {
-		a.report(state.PausedS, "")
-	} else {
-		a.report(state.Running, "")
-	}
+func (a *connectorActor) report(w *ConnectorWork, s state.State) {
+	a.rt.opts.Status.PutConnector(w.Name, a.rt.status(s, "", w.Generation))
 }
 
-func (a *connectorActor) report(s state.State, trace string) {
-	a.rt.opts.Status.PutConnector(a.work.Name, a.rt.status(s, trace, a.work.Generation))
-}
-
-func (a *connectorActor) start(c actor.Context) {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.cancel = cancel
-	self, root, gen := c.Self(), c.ActorSystem().Root, a.gen
+func (a *connectorActor) start(c actor.Context, ctx context.Context, gen int) {
+	self, root := c.Self(), c.ActorSystem().Root
 	cc := &connectorContext{name: a.work.Name, log: a.log, reconfigure: make(chan struct{}, 1), errs: make(chan error, 1)}
 	work := a.work
 	goSafe(ctx, func(ctx context.Context) error {

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 
@@ -41,101 +40,42 @@ type pipelineEnded struct {
 // its own, reporting back as messages (invariant 8). A pipeline error makes
 // the actor fail, and its supervisor restarts it (invariant 5).
 type taskActor struct {
+	lifecycle
 	rt     *Runtime
 	id     state.TaskID
-	work   *ConnectorWork
 	config map[string]string
-	inc    *incarnation
 	log    zerolog.Logger
-
-	gen      int
-	cancel   context.CancelFunc
-	gate     *gate
-	opened   bool
-	stopping bool
 }
 
 func newTaskActor(rt *Runtime, id state.TaskID, work *ConnectorWork, config map[string]string, inc *incarnation) *taskActor {
-	return &taskActor{
-		rt: rt, id: id, work: work, config: config, inc: inc,
-		log:  rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
-		gate: inc.gate,
+	a := &taskActor{
+		rt: rt, id: id, config: config,
+		log: rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
 	}
+	a.lifecycle = lifecycle{inc: inc, work: work, what: "task", report: a.report}
+	return a
 }
 
 func (a *taskActor) Receive(c actor.Context) {
-	switch m := c.Message().(type) {
-	case *actor.Started:
-		a.inc.starts++
-		a.gen = a.inc.starts
-		if a.gen > 1 {
-			a.report(state.Restarting, "")
-			a.log.Info().Int("attempt", a.gen).Msg("restarting task")
-		}
-		a.start(c)
-	case *setTarget:
-		a.work = withGeneration(a.work, m.generation)
-		if a.gate.set(m.paused) && a.opened {
-			a.reportRunState()
-		}
-	case *pipelineOpened:
-		if m.gen == a.gen {
-			a.opened = true
-			a.reportRunState()
-		}
-	case *pipelineEnded:
-		if m.gen != a.gen || a.stopping {
-			return
-		}
-		f := m.f
-		if f == nil {
-			f = &failure{err: errors.New("task pipeline ended unexpectedly"), trace: "task pipeline ended unexpectedly"}
-		}
-		// Failing the actor hands the error to the supervisor's restart
-		// policy, which reports FAILED and restarts after a backoff.
-		panic(f)
-	case *actor.Restarting:
-		a.stop()
-	case *actor.Stopping:
-		a.stop()
-		a.report(state.Unassigned, "")
+	if a.receive(c, func(ctx context.Context, gen int) { a.start(c, ctx, gen) }) {
+		return
+	}
+	if _, ok := c.Message().(*actor.Stopping); ok {
+		a.report(a.work, state.Unassigned)
 	}
 }
 
-func withGeneration(w *ConnectorWork, g int64) *ConnectorWork {
-	if w.Generation == g {
-		return w
+func (a *taskActor) report(w *ConnectorWork, s state.State) {
+	a.rt.opts.Status.PutTask(a.id, a.rt.status(s, "", w.Generation))
+}
+
+func (a *taskActor) start(c actor.Context, ctx context.Context, gen int) {
+	if gen > 1 {
+		a.log.Info().Int("attempt", gen).Msg("restarting task")
 	}
-	cp := *w
-	cp.Generation = g
-	return &cp
-}
-
-func (a *taskActor) stop() {
-	a.stopping = true
-	if a.cancel != nil {
-		a.cancel()
-	}
-}
-
-func (a *taskActor) reportRunState() {
-	if a.gate.paused() {
-		a.report(state.PausedS, "")
-	} else {
-		a.report(state.Running, "")
-	}
-}
-
-func (a *taskActor) report(s state.State, trace string) {
-	a.rt.opts.Status.PutTask(a.id, a.rt.status(s, trace, a.work.Generation))
-}
-
-func (a *taskActor) start(c actor.Context) {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.cancel = cancel
-	self, root, gen := c.Self(), c.ActorSystem().Root, a.gen
+	self, root := c.Self(), c.ActorSystem().Root
 	run := &taskRun{
-		rt: a.rt, id: a.id, connConfig: a.work.Config, taskConfig: a.config, gate: a.gate, log: a.log,
+		rt: a.rt, id: a.id, connConfig: a.work.Config, taskConfig: a.config, gate: a.inc.gate, log: a.log,
 		opened: func() { root.Send(self, &pipelineOpened{gen: gen}) },
 	}
 	key := a.id.Connector + "/" + strconv.Itoa(a.id.Task)
