@@ -24,19 +24,9 @@ func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
 		}
 	}()
 	if err := fn(ctx); err != nil {
-		return &failure{err: err, trace: traceOf(err)}
+		return &failure{err: err, trace: err.Error()}
 	}
 	return nil
-}
-
-// traceOf renders an error as the status topic's trace: the message chain.
-func traceOf(err error) string {
-	var t interface{ Trace() string }
-	if e, ok := err.(interface{ Trace() string }); ok {
-		t = e
-		return t.Trace()
-	}
-	return err.Error()
 }
 
 // leases makes sure that at most one instance of a task runs on this worker at
