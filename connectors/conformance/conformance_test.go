@@ -265,7 +265,10 @@ func TestSuiteCatchesBrokenConnectors(t *testing.T) {
 func TestBrokenConnector(t *testing.T) {
 	bug := os.Getenv("CONFORMANCE_BROKEN")
 	if bug == "" {
-		t.Skip("run by TestSuiteCatchesBrokenConnectors")
+		// Only a child process of TestSuiteCatchesBrokenConnectors runs a
+		// broken connector (Go's helper-process idiom); in a normal run
+		// there is nothing to do, and a skip would read as a missed suite.
+		return
 	}
 	kind, name, _ := strings.Cut(bug, "/")
 	switch kind {
