@@ -128,6 +128,11 @@ func newEnv(tb testing.TB) *env {
 		if err := e.rt.Stop(sctx); err != nil {
 			tb.Errorf("runtime stop: %v", err)
 		}
+		// As cluster/worker's Stop: the tasks' last statuses are written
+		// before the status log's client closes.
+		if err := e.statuses.Flush(sctx); err != nil {
+			tb.Errorf("status flush: %v", err)
+		}
 	})
 	return e
 }
@@ -163,10 +168,17 @@ func (e *env) deleteConnector(ctx context.Context, name string) error {
 	if err := e.configs.DeleteConnector(ctx, name); err != nil {
 		return fmt.Errorf("delete connector %s: %w", name, err)
 	}
-	return waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
 		_, conn := e.statuses.Connector(name)
 		return !conn && len(e.statuses.Tasks(name)) == 0, nil
 	})
+	if err != nil {
+		return fmt.Errorf("waiting for connector %s to stop: %w", name, err)
+	}
+	// The statuses above are this worker's view; their writes to the
+	// status topic may still be in flight, and should not be during the
+	// next run.
+	return e.statuses.Flush(ctx)
 }
 
 // runningTasks counts the connector's tasks whose status is RUNNING.
