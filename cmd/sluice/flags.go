@@ -23,21 +23,10 @@ func newFlags(name, help string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args after filling unset flags from SLUICE_* variables.
-// Command-line values win: the environment only supplies defaults.
+// parseFlags parses the command line, then fills the flags it did not set
+// from SLUICE_* variables: the command line wins, and a bad variable is
+// reported by its own name.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
-				envErr = usageError{fmt.Errorf("%s=%q: %v", env, v, err)}
-			}
-		}
-	})
-	if envErr != nil {
-		return envErr
-	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return err
@@ -47,36 +36,80 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && !onCommandLine[f.Name] && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = usageError{fmt.Errorf("%s=%q: %v", env, v, err)}
+			}
+		}
+	})
+	return envErr
+}
+
+// choice is a string flag that accepts one of a few values, checked when it
+// is set, so the error names where the value came from.
+type choice struct {
+	value   string
+	allowed []string
+}
+
+func (c *choice) String() string { return c.value }
+
+func (c *choice) Set(v string) error {
+	v = strings.ToLower(strings.TrimSpace(v))
+	for _, a := range c.allowed {
+		if v == a {
+			c.value = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", v, strings.Join(c.allowed, ", "))
+}
+
+// replicationFactor is -1 (the broker's default) or 1..32767.
+type replicationFactor int
+
+func (r *replicationFactor) String() string { return fmt.Sprint(int(*r)) }
+
+func (r *replicationFactor) Set(v string) error {
+	var n int
+	if _, err := fmt.Sscan(strings.TrimSpace(v), &n); err != nil || n == 0 || n < -1 || n > 32767 {
+		return fmt.Errorf("%q is not -1 or a number from 1 to 32767", v)
+	}
+	*r = replicationFactor(n)
 	return nil
 }
 
 // logFlags are the logging flags every command has.
 type logFlags struct {
-	level  string
-	format string
+	level  choice
+	format choice
 }
 
 func (l *logFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.level, "log-level", "info", "log level: trace, debug, info, warn, error")
-	fs.StringVar(&l.format, "log-format", "auto", "log format: auto (human on a terminal, JSON otherwise), console, json")
+	l.level = choice{value: "info", allowed: []string{"trace", "debug", "info", "warn", "error"}}
+	l.format = choice{value: "auto", allowed: []string{"auto", "console", "json"}}
+	fs.Var(&l.level, "log-level", "log level: trace, debug, info, warn, error")
+	fs.Var(&l.format, "log-format", "log format: auto (human on a terminal, JSON otherwise), console, json")
 }
 
 func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
-	level, err := zerolog.ParseLevel(strings.ToLower(l.level))
-	if err != nil || level == zerolog.NoLevel {
-		return zerolog.Logger{}, usageError{fmt.Errorf("--log-level: %q is not one of trace, debug, info, warn, error", l.level)}
+	level, err := zerolog.ParseLevel(l.level.value)
+	if err != nil {
+		return zerolog.Logger{}, usageError{fmt.Errorf("--log-level: %v", err)}
 	}
 	human := false
-	switch l.format {
+	switch l.format.value {
 	case "auto":
 		if f, ok := w.(*os.File); ok {
 			human = isatty.IsTerminal(f.Fd())
 		}
 	case "console":
 		human = true
-	case "json":
-	default:
-		return zerolog.Logger{}, usageError{fmt.Errorf("--log-format: %q is not one of auto, console, json", l.format)}
 	}
 	if human {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}

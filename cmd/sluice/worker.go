@@ -37,7 +37,7 @@ type workerFlags struct {
 	bootstrap   string
 	restAddr    string
 	workerID    string
-	replication int
+	replication replicationFactor
 	flushMs     int
 	backoffMin  time.Duration
 	backoffMax  time.Duration
@@ -57,7 +57,8 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 		fs.StringVar(&f.cluster, "cluster", "sluice", "cluster name: the prefix of the internal topics")
 	}
 	fs.StringVar(&f.workerID, "worker-id", "", "this worker's id (default: the REST address, as Kafka Connect)")
-	fs.IntVar(&f.replication, "replication-factor", -1, "replication factor of the internal topics; -1 takes the broker's default")
+	f.replication = -1
+	fs.Var(&f.replication, "replication-factor", "replication factor of the internal topics; -1 takes the broker's default")
 	fs.IntVar(&f.flushMs, "offset-flush-interval-ms", 1000, "how often source offsets are flushed and sink offsets committed (offset.flush.interval.ms)")
 	fs.DurationVar(&f.backoffMin, "restart-backoff-min", time.Second, "first wait before a failed connector or task restarts")
 	fs.DurationVar(&f.backoffMax, "restart-backoff-max", time.Minute, "cap of the doubling wait between restarts")
@@ -74,9 +75,6 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	}
 	if strings.TrimSpace(f.bootstrap) == "" {
 		return worker.Config{}, usageError{fmt.Errorf("--bootstrap is required")}
-	}
-	if f.replication == 0 || f.replication < -1 || f.replication > 32767 {
-		return worker.Config{}, usageError{fmt.Errorf("--replication-factor: %d is not -1 or a positive number", f.replication)}
 	}
 	if f.flushMs <= 0 {
 		return worker.Config{}, usageError{fmt.Errorf("--offset-flush-interval-ms must be positive")}
