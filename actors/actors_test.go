@@ -406,3 +406,31 @@ func TestStopFlushesAcknowledgedOffsets(t *testing.T) {
 		t.Fatalf("topic has up to seq %d, committed offset %d: a graceful stop must flush every acked offset", maxSeq, last)
 	}
 }
+
+// Restart on request: the whole connector with its tasks, or only what is
+// FAILED (nothing, for a healthy task).
+func TestRestartOnRequest(t *testing.T) {
+	e := newEnv(t)
+	e.create("rs", withConv(map[string]string{"name": "rs", "connector.class": "test.TestSource", "topic": "rs-out"}))
+	e.waitTaskState("rs", 0, state.Running)
+	h := hooksFor("rs")
+	opened := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.opened
+	}
+	before := opened()
+	e.rt.Restart("rs", true, true)
+	time.Sleep(500 * time.Millisecond)
+	if n := opened(); n != before {
+		t.Fatalf("onlyFailed restarted a healthy task: opened %d -> %d", before, n)
+	}
+	e.rt.Restart("rs", true, false)
+	eventually(t, 10*time.Second, "task reopened", func() error {
+		if n := opened(); n != before+1 {
+			return fmt.Errorf("opened %d, want %d", n, before+1)
+		}
+		return nil
+	})
+	e.waitTaskState("rs", 0, state.Running)
+}

@@ -122,6 +122,18 @@ func (r *Runtime) Apply(a *Assignment) {
 	r.system.Root.Send(r.worker, a)
 }
 
+// Restart restarts a connector's instance on this worker, and with
+// includeTasks its tasks here; onlyFailed restarts only what is FAILED.
+// It returns at once.
+func (r *Runtime) Restart(connector string, includeTasks, onlyFailed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.system.Root.Send(r.worker, &restart{connector: connector, includeTasks: includeTasks, onlyFailed: onlyFailed})
+}
+
 // Stop stops every connector and task, waits until their pipelines drained
 // in-flight records and flushed offsets, and shuts the actor system down.
 func (r *Runtime) Stop(ctx context.Context) error {

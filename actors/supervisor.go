@@ -71,6 +71,8 @@ func (s *supervisor) Receive(c actor.Context) {
 		} else {
 			s.log.Info().Int("tasks", len(m.configs)).Msg("task configs stored")
 		}
+	case *restart:
+		s.restart(c, m)
 	case *retire:
 		s.deleted = m.deleted
 		c.Stop(c.Self())
@@ -258,4 +260,49 @@ func (s *supervisor) maybeWriteTaskConfigs(c actor.Context, configs []map[string
 			root.Send(self, &taskConfigsWritten{configs: configs, err: err})
 		}
 	}()
+}
+
+// restart is an operator's restart of a connector (and, with includeTasks,
+// its tasks here); onlyFailed limits it to what is FAILED now.
+type restart struct {
+	connector    string
+	includeTasks bool
+	onlyFailed   bool
+}
+
+// StatusReader is the read side of a StatusReporter; a reporter that also
+// reads lets restarts pick out what failed.
+type StatusReader interface {
+	Connector(name string) (state.Status, bool)
+	Tasks(name string) map[int]state.Status
+}
+
+func (s *supervisor) restart(c actor.Context, r *restart) {
+	reader, _ := s.rt.opts.Status.(StatusReader)
+	failed := func(st state.Status, ok bool) bool { return ok && st.State == state.Failed }
+	if s.connector != nil && s.work != nil {
+		if !r.onlyFailed || (reader != nil && failed(reader.Connector(s.name))) {
+			s.log.Info().Msg("restarting connector on request")
+			s.stopChild(c, s.connector)
+			s.connector = s.spawn(c, -1, s.work.Config)
+		}
+	}
+	if !r.includeTasks {
+		return
+	}
+	var statuses map[int]state.Status
+	if reader != nil {
+		statuses = reader.Tasks(s.name)
+	}
+	for id, ch := range s.tasks {
+		st, ok := statuses[id]
+		if r.onlyFailed && !failed(st, ok) {
+			continue
+		}
+		s.log.Info().Int("task", id).Msg("restarting task on request")
+		// The new instance waits for the old one's pipeline to end
+		// (invariant 4) before it opens.
+		s.stopChild(c, ch)
+		s.tasks[id] = s.spawn(c, id, ch.config)
+	}
 }

@@ -28,6 +28,10 @@ func (w *workerActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *Assignment:
 		w.apply(c, m)
+	case *restart:
+		if pid, ok := w.sups[m.connector]; ok {
+			c.Send(pid, m)
+		}
 	case *actor.Terminated:
 		for name, pid := range w.sups {
 			if pid.Equal(m.Who) {

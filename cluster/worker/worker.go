@@ -389,15 +389,32 @@ func (w *Worker) connect(ctx context.Context) error {
 // worker runs every connector and task.
 func (w *Worker) follow(ctx context.Context) {
 	var prev *actors.Assignment
-	changes := w.configs.Changes()
+	changes, restarts := w.configs.Changes(), w.configs.Restarts()
 	for {
 		a := actors.WholeAssignment(w.configs.Snapshot(), 0, prev)
 		w.runtime.Apply(a)
 		prev = a
+		if !w.nextChange(ctx, changes, restarts) {
+			return
+		}
+	}
+}
+
+// nextChange waits for a config change, carrying out restart requests
+// (restart-connector-<name> records, as Connect writes them) meanwhile. It
+// returns false when the worker stops.
+func (w *Worker) nextChange(ctx context.Context, changes <-chan struct{}, restarts <-chan state.RestartRequest) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-changes:
+			return true
+		case r, ok := <-restarts:
+			if !ok {
+				return false
+			}
+			w.runtime.Restart(r.Connector, r.IncludeTasks, r.OnlyFailed)
 		}
 	}
 }
