@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 
 	"github.com/sluice-io/sluice/cluster/worker"
@@ -66,7 +67,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	_, port, _ := splitPort(w.RESTAddr())
-	fmt.Fprintf(stdout, devBanner, w.RESTAddr(), f.bootstrap, *dataDir, port)
+	host, port, _ := splitPort(w.RESTAddr())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost" // listening on every address
+	}
+	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap, *dataDir, port)
 	return serve(ctx, w, log)
 }
