@@ -105,18 +105,7 @@ func newEnv(t *testing.T, brokerOpts ...kfake.Opt) *env {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var prev *Assignment
-		ch := e.configs.Changes()
-		for {
-			a := WholeAssignment(e.configs.Snapshot(), 1, prev)
-			e.rt.Apply(a)
-			prev = a
-			select {
-			case <-fctx.Done():
-				return
-			case <-ch:
-			}
-		}
+		e.rt.FollowAlone(fctx, e.configs, 1)
 	}()
 	t.Cleanup(func() {
 		fcancel()

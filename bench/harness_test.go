@@ -101,24 +101,12 @@ func newEnv(tb testing.TB) *env {
 		tb.Fatal(err)
 	}
 
-	// A cluster of one: every change of the config topic assigns the whole
-	// snapshot to this worker, as cluster/worker's follow loop does.
+	// A cluster of one, driven from the config topic as cluster/worker does.
 	fctx, fcancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var prev *actors.Assignment
-		ch := e.configs.Changes()
-		for {
-			a := actors.WholeAssignment(e.configs.Snapshot(), 1, prev)
-			e.rt.Apply(a)
-			prev = a
-			select {
-			case <-fctx.Done():
-				return
-			case <-ch:
-			}
-		}
+		e.rt.FollowAlone(fctx, e.configs, 1)
 	}()
 	tb.Cleanup(func() {
 		fcancel()

@@ -327,7 +327,7 @@ func (w *Worker) startup(ctx context.Context) {
 	}
 	w.ready.Store(true)
 	w.log.Info().Msg("worker ready")
-	w.follow(ctx)
+	w.runtime.FollowAlone(ctx, w.configs, 0)
 }
 
 // connect waits for Kafka, creates and reads the state topics, and starts
@@ -383,40 +383,6 @@ func (w *Worker) connect(ctx context.Context) error {
 	}
 	w.runtime = rt
 	return nil
-}
-
-// follow applies every change of the config topic. In a cluster of one, this
-// worker runs every connector and task.
-func (w *Worker) follow(ctx context.Context) {
-	var prev *actors.Assignment
-	changes, restarts := w.configs.Changes(), w.configs.Restarts()
-	for {
-		a := actors.WholeAssignment(w.configs.Snapshot(), 0, prev)
-		w.runtime.Apply(a)
-		prev = a
-		if !w.nextChange(ctx, changes, restarts) {
-			return
-		}
-	}
-}
-
-// nextChange waits for a config change, carrying out restart requests
-// (restart-connector-<name> records, as Connect writes them) meanwhile. It
-// returns false when the worker stops.
-func (w *Worker) nextChange(ctx context.Context, changes <-chan struct{}, restarts <-chan state.RestartRequest) bool {
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-changes:
-			return true
-		case r, ok := <-restarts:
-			if !ok {
-				return false
-			}
-			w.runtime.Restart(r.Connector, r.IncludeTasks, r.OnlyFailed)
-		}
-	}
 }
 
 // Stop stops the REST API, then every task (flushing offsets), then the
