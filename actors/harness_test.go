@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -18,6 +16,7 @@ import (
 	"github.com/sluice-io/sluice/cluster/state"
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/offsets"
 )
 
@@ -36,55 +35,13 @@ type env struct {
 	cancel   context.CancelFunc
 }
 
-func newEnv(t *testing.T, brokerOpts ...kfake.Opt) *env {
+func newEnv(t *testing.T) *env {
 	t.Helper()
-	broker, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, brokerOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(broker.Close)
-	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}).Level(zerolog.WarnLevel).With().Timestamp().Logger()
-	if testing.Verbose() {
-		log = log.Level(zerolog.InfoLevel)
-	}
-	e := &env{t: t, broker: broker, kopts: []kgo.Opt{kgo.SeedBrokers(broker.ListenAddrs()...)}}
-	e.client, err = kgo.NewClient(e.kopts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.client.Close)
-	e.adm = kadm.NewClient(e.client)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := offsets.EnsureTopics(ctx, e.adm,
-		offsets.TopicSpec{Name: "t-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: "t-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: "t-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
-	); err != nil {
-		t.Fatal(err)
-	}
-	if e.configs, err = state.NewConfigLog(e.kopts, "t-configs", log); err != nil {
-		t.Fatal(err)
-	}
-	if e.statuses, err = state.NewStatusLog(e.kopts, "t-status", log); err != nil {
-		t.Fatal(err)
-	}
-	if e.offsets, err = offsets.NewSourceStore(e.kopts, "t-offsets"); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []interface{ Start(context.Context) error }{e.configs, e.statuses, e.offsets} {
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(e.configs.Close)
-	t.Cleanup(e.statuses.Close)
-	t.Cleanup(e.offsets.Close)
-	producer, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), ProducerOpts()...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(producer.Close)
+	k := kafkatest.Start(t, "t", ProducerOpts()...)
+	e := &env{t: t, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
+		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
+	log, producer := k.Log, k.Producer
+	var err error
 	reg := builtin.Registry()
 	for _, p := range testPlugins() {
 		reg.MustRegister(p)

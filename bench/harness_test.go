@@ -3,12 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,6 +15,7 @@ import (
 	"github.com/sluice-io/sluice/cluster/state"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/offsets"
 )
 
@@ -44,52 +43,11 @@ const benchFlushInterval = 100 * time.Millisecond
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(broker.Close)
-	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}).
-		Level(zerolog.WarnLevel).With().Timestamp().Logger()
-	e := &env{tb: tb, broker: broker, kopts: []kgo.Opt{kgo.SeedBrokers(broker.ListenAddrs()...)}}
-	admCl, err := kgo.NewClient(e.kopts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(admCl.Close)
-	e.adm = kadm.NewClient(admCl)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := offsets.EnsureTopics(ctx, e.adm,
-		offsets.TopicSpec{Name: "bench-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: "bench-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: "bench-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
-	); err != nil {
-		tb.Fatal(err)
-	}
-	if e.configs, err = state.NewConfigLog(e.kopts, "bench-configs", log); err != nil {
-		tb.Fatal(err)
-	}
-	if e.statuses, err = state.NewStatusLog(e.kopts, "bench-status", log); err != nil {
-		tb.Fatal(err)
-	}
-	if e.offsets, err = offsets.NewSourceStore(e.kopts, "bench-offsets"); err != nil {
-		tb.Fatal(err)
-	}
-	for _, s := range []interface{ Start(context.Context) error }{e.configs, e.statuses, e.offsets} {
-		if err := s.Start(ctx); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	tb.Cleanup(e.configs.Close)
-	tb.Cleanup(e.statuses.Close)
-	tb.Cleanup(e.offsets.Close)
-	producer, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), actors.ProducerOpts()...)...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(producer.Close)
+	k := kafkatest.Start(tb, "bench", actors.ProducerOpts()...)
+	e := &env{tb: tb, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
+		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
+	log, producer := k.Log, k.Producer
+	var err error
 	e.rt, err = actors.NewRuntime(actors.Options{
 		WorkerID: "bench", Registry: builtin.Registry(),
 		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,
