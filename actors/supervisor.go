@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,8 +27,8 @@ type supervisor struct {
 	byPID     map[string]*child // child PID id -> child, for the restart policy
 	deleted   bool
 
-	// computed are the task configs the connector actor last reported;
-	// writing them happens off the actor (invariant 8).
+	// writeCancel cancels the task config write in flight, which runs off
+	// the actor (invariant 8), when newer configs supersede it.
 	writeCancel context.CancelFunc
 }
 
@@ -215,7 +214,6 @@ func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) 
 		id := state.TaskID{Connector: s.name, Task: task}
 		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, config, ch.state) })
 	}
-	ch.state.seq++
 	pid := c.SpawnPrefix(props, name+"#")
 	ch.pid = pid
 	s.byPID[pid.Id] = ch
@@ -237,27 +235,22 @@ func (s *supervisor) maybeWriteTaskConfigs(c actor.Context, configs []map[string
 	self, root := c.Self(), c.ActorSystem().Root
 	writer, name, b := s.rt.opts.TaskConfigs, s.name, s.rt.opts.Backoff
 	go func() {
-		var err error
 		for attempt := 1; ; attempt++ {
 			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-			err = writer.PutTaskConfigs(wctx, name, configs)
+			err := writer.PutTaskConfigs(wctx, name, configs)
 			wcancel()
-			if err == nil || ctx.Err() != nil {
-				break
+			if ctx.Err() != nil {
+				return // superseded by newer configs, or the supervisor stopped
 			}
 			root.Send(self, &taskConfigsWritten{configs: configs, err: err})
+			if err == nil {
+				return
+			}
 			select {
 			case <-ctx.Done():
+				return
 			case <-time.After(b.Delay(attempt)):
 			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		if ctx.Err() == nil || err == nil {
-			root.Send(self, &taskConfigsWritten{configs: configs, err: err})
-		} else if !errors.Is(err, context.Canceled) {
-			root.Send(self, &taskConfigsWritten{configs: configs, err: err})
 		}
 	}()
 }

@@ -15,7 +15,6 @@ import (
 // restarted instance knows it is a restart and can tell its own pipeline's
 // messages from those of a predecessor that ended late.
 type incarnation struct {
-	seq    int
 	starts int
 	// gate outlives an instance, so a restart keeps the latest target state.
 	gate *gate
