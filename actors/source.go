@@ -133,7 +133,9 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	kr, err := p.convert(rec)
 	if err != nil {
 		if !p.tol.all {
-			p.tracker.skip(e)
+			// Invariant 1: the record was not produced, so its partition's
+			// watermark stops before it; the task fails and reads it again.
+			p.tracker.ack(e, err)
 			return err
 		}
 		if p.tol.logErrors {
@@ -148,7 +150,7 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	}
 	if !p.topics[kr.Topic] {
 		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
-			p.tracker.skip(e)
+			p.tracker.ack(e, err)
 			return err
 		}
 		p.topics[kr.Topic] = true

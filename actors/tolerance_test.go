@@ -125,3 +125,23 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		t.Fatalf("lenient task %+v", st)
 	}
 }
+
+// Invariant 1 and 7, sources: a record that cannot be converted under
+// errors.tolerance=none fails the task, and its offset is never committed,
+// so the restarted task reads it again instead of losing it.
+func TestUnconvertibleSourceRecordIsNotCommitted(t *testing.T) {
+	e := newEnv(t)
+	// The test source emits string values; ByteArrayConverter takes only bytes.
+	e.create("badconv", map[string]string{"name": "badconv", "connector.class": "test.TestSource", "topic": "badconv-out",
+		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"})
+	eventually(t, 20*time.Second, "FAILED naming the conversion", func() error {
+		if st := e.taskState("badconv", 0); st.State != state.Failed || !strings.Contains(st.Trace, "convert value") {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // several flush intervals and restarts
+	if off, err := e.offsets.Offset("badconv", map[string]any{"task": 0}); err != nil || off != nil {
+		t.Fatalf("offset %v committed for records never produced (err %v)", off, err)
+	}
+}
