@@ -171,6 +171,7 @@ type Worker struct {
 	startMu   sync.Mutex
 	startErr  error
 
+	ctl      *control.Controller
 	adm      *kadm.Client
 	admCl    *kgo.Client
 	producer *kgo.Client
@@ -203,51 +204,12 @@ func Start(cfg Config) (*Worker, error) {
 	log := cfg.Log.With().Str("worker", cfg.WorkerID).Logger()
 	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{})}
 
-	kopts := append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...), kgo.ClientID("sluice-" + cfg.WorkerID)}, cfg.KafkaOpts...)
-	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("kafka client: %w", err)
-	}
-	w.adm = kadm.NewClient(w.admCl)
-	if w.configs, err = state.NewConfigLog(kopts, cfg.ConfigTopic, log); err != nil {
+	if err := w.build(); err != nil {
 		w.closeClients()
 		ln.Close()
 		return nil, err
 	}
-	if w.statuses, err = state.NewStatusLog(kopts, cfg.StatusTopic, log); err != nil {
-		w.closeClients()
-		ln.Close()
-		return nil, err
-	}
-	if w.offsets, err = offsets.NewSourceStore(kopts, cfg.OffsetsTopic); err != nil {
-		w.closeClients()
-		ln.Close()
-		return nil, err
-	}
-	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
-		w.closeClients()
-		ln.Close()
-		return nil, err
-	}
-
-	ctl, err := control.New(control.Options{
-		Configs: w.configs, Statuses: w.statuses, Plugins: cfg.Registry,
-		Converters:      converters.Classes(),
-		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, cfg.Props) },
-		WorkerID:        cfg.WorkerID,
-		Version:         cfg.Version,
-		Ready:           w.ready.Load,
-		KafkaClusterIDFunc: func() string {
-			id, _ := w.clusterID.Load().(string)
-			return id
-		},
-	})
-	if err != nil {
-		w.closeClients()
-		ln.Close()
-		return nil, err
-	}
-	w.http = &http.Server{Handler: rest.NewHandler(ctl, log), ReadHeaderTimeout: 10 * time.Second}
+	w.http = &http.Server{Handler: rest.NewHandler(w.ctl, log), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("REST server stopped")
@@ -259,6 +221,48 @@ func Start(cfg Config) (*Worker, error) {
 	w.cancel = cancel
 	go w.startup(ctx)
 	return w, nil
+}
+
+// build makes the Kafka clients, the state stores and the control plane;
+// none of them talks to Kafka yet.
+func (w *Worker) build() error {
+	kopts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID)}, w.cfg.KafkaOpts...)
+	var err error
+	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	w.adm = kadm.NewClient(w.admCl)
+	if w.configs, err = state.NewConfigLog(kopts, w.cfg.ConfigTopic, w.log); err != nil {
+		return err
+	}
+	if w.statuses, err = state.NewStatusLog(kopts, w.cfg.StatusTopic, w.log); err != nil {
+		return err
+	}
+	if w.offsets, err = offsets.NewSourceStore(kopts, w.cfg.OffsetsTopic); err != nil {
+		return err
+	}
+	w.offsets.SetLogger(w.log)
+	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
+		return err
+	}
+
+	ctl, err := control.New(control.Options{
+		Configs: w.configs, Statuses: w.statuses, Plugins: w.cfg.Registry,
+		Converters:      converters.Classes(),
+		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
+		WorkerID:        w.cfg.WorkerID,
+		Version:         w.cfg.Version,
+		Ready:           w.ready.Load,
+		KafkaClusterIDFunc: func() string {
+			id, _ := w.clusterID.Load().(string)
+			return id
+		},
+	})
+	if err != nil {
+		return err
+	}
+	w.ctl = ctl
+	return nil
 }
 
 // checkRuntimeKeys validates the runtime keys the control package does not
