@@ -14,7 +14,10 @@ type Header struct {
 // runtime stores Offset under Partition in the offsets topic once Kafka has
 // acknowledged the record and every earlier record of the same Partition
 // (invariant 1), and hands it back through SourceTaskContext.Offset after a
-// restart. Both must be JSON-serialisable maps of strings, numbers, booleans.
+// restart. Both must be JSON-serialisable maps of strings, numbers, booleans,
+// and must not be modified once Poll returned them: the runtime may keep and
+// compare them until the offsets are flushed (a task may reuse one Partition
+// map for all records of a partition).
 type SourceRecord struct {
 	Partition map[string]any
 	Offset    map[string]any
