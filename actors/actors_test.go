@@ -436,3 +436,31 @@ func TestRestartOnRequest(t *testing.T) {
 	})
 	e.waitTaskState("rs", 0, state.Running)
 }
+
+// WaitStopped returns only once a revoked task's pipeline has closed, even
+// when it is called before the runtime processed the change (invariant 4
+// across workers relies on it).
+func TestWaitStoppedWaitsForThePipeline(t *testing.T) {
+	e := newEnv(t)
+	e.create("ws", withConv(map[string]string{"name": "ws", "connector.class": "test.TestSource", "topic": "ws-out"}))
+	e.waitTaskState("ws", 0, state.Running)
+	e.cancel() // stop following the config topic: the test drives the runtime
+	id := state.TaskID{Connector: "ws", Task: 0}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := e.rt.WaitStopped(ctx, []state.TaskID{id}); err == nil {
+		t.Fatal("WaitStopped returned while the task runs")
+	}
+	e.rt.Apply(&Assignment{Generation: 2, Work: map[string]*ConnectorWork{}})
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if err := e.rt.WaitStopped(ctx2, []state.TaskID{id}); err != nil {
+		t.Fatal(err)
+	}
+	h := hooksFor("ws")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed < 1 {
+		t.Fatal("WaitStopped returned before the task was closed")
+	}
+}

@@ -34,29 +34,29 @@ func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
 // waits until its predecessor's pipeline has returned, which includes its last
 // offset flush, before it opens.
 type leases struct {
-	mu   sync.Mutex
-	held map[string]chan struct{}
-	wg   sync.WaitGroup
+	mu    sync.Mutex
+	taken map[string]chan struct{}
+	wg    sync.WaitGroup
 }
 
-func newLeases() *leases { return &leases{held: map[string]chan struct{}{}} }
+func newLeases() *leases { return &leases{taken: map[string]chan struct{}{}} }
 
 // acquire waits until no other holder of key runs, or ctx ends. The returned
 // release must be called once the holder's work has stopped.
 func (l *leases) acquire(ctx context.Context, key string) (release func(), err error) {
 	for {
 		l.mu.Lock()
-		prev, busy := l.held[key]
+		prev, busy := l.taken[key]
 		if !busy {
 			ch := make(chan struct{})
-			l.held[key] = ch
+			l.taken[key] = ch
 			l.wg.Add(1)
 			l.mu.Unlock()
 			var once sync.Once
 			return func() {
 				once.Do(func() {
 					l.mu.Lock()
-					delete(l.held, key)
+					delete(l.taken, key)
 					l.mu.Unlock()
 					close(ch)
 					l.wg.Done()
@@ -70,6 +70,14 @@ func (l *leases) acquire(ctx context.Context, key string) (release func(), err e
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// held reports whether key's lease is taken.
+func (l *leases) held(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.taken[key]
+	return ok
 }
 
 // wait blocks until every lease is released or ctx ends.

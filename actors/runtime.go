@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -89,6 +90,11 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	stopped bool
+
+	// live counts the task actors of each task key, from spawn to final
+	// stop, so WaitStopped also sees tasks whose stop is still in the mail.
+	liveMu sync.Mutex
+	live   map[string]int
 }
 
 // NewRuntime starts the actor system and the worker actor.
@@ -102,7 +108,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}))
-	r := &Runtime{opts: opts, system: system, leases: newLeases()}
+	r := &Runtime{opts: opts, system: system, leases: newLeases(), live: map[string]int{}}
 	pid, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newWorkerActor(r) }), "worker")
 	if err != nil {
 		return nil, fmt.Errorf("actors: spawn worker: %w", err)
@@ -132,6 +138,46 @@ func (r *Runtime) Restart(connector string, includeTasks, onlyFailed bool) {
 		return
 	}
 	r.system.Root.Send(r.worker, &restart{connector: connector, includeTasks: includeTasks, onlyFailed: onlyFailed})
+}
+
+// WaitStopped returns once none of tasks runs on this worker any more: no
+// actor of it is alive and its pipeline (with its last offset flush) has
+// ended. A revoking worker waits for this before it rejoins its group, so a
+// task never runs on two workers at once (invariant 4).
+func (r *Runtime) WaitStopped(ctx context.Context, tasks []state.TaskID) error {
+	for {
+		busy := ""
+		for _, t := range tasks {
+			if k := taskKey(t); r.isLive(k) || r.leases.held(k) {
+				busy = k
+				break
+			}
+		}
+		if busy == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("task %s still running: %w", busy, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func taskKey(t state.TaskID) string { return t.Connector + "/" + strconv.Itoa(t.Task) }
+
+func (r *Runtime) setLive(key string, delta int) {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	if r.live[key] += delta; r.live[key] <= 0 {
+		delete(r.live, key)
+	}
+}
+
+func (r *Runtime) isLive(key string) bool {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	return r.live[key] > 0
 }
 
 // Stop stops every connector and task, waits until their pipelines drained

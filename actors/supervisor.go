@@ -212,6 +212,7 @@ func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) 
 	} else {
 		name = "task-" + strconv.Itoa(task)
 		id := state.TaskID{Connector: s.name, Task: task}
+		s.rt.setLive(taskKey(id), 1) // until the actor's final Stopped
 		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, config, ch.state) })
 	}
 	pid := c.SpawnPrefix(props, name+"#")

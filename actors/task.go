@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"strconv"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -59,8 +58,11 @@ func (a *taskActor) Receive(c actor.Context) {
 	if a.receive(c, func(ctx context.Context, gen int) { a.start(c, ctx, gen) }) {
 		return
 	}
-	if _, ok := c.Message().(*actor.Stopping); ok {
+	switch c.Message().(type) {
+	case *actor.Stopping:
 		a.report(a.work, state.Unassigned)
+	case *actor.Stopped:
+		a.rt.setLive(taskKey(a.id), -1)
 	}
 }
 
@@ -77,7 +79,7 @@ func (a *taskActor) start(c actor.Context, ctx context.Context, gen int) {
 		rt: a.rt, id: a.id, connConfig: a.work.Config, taskConfig: a.config, gate: a.inc.gate, log: a.log,
 		opened: func() { root.Send(self, &pipelineOpened{gen: gen}) },
 	}
-	key := a.id.Connector + "/" + strconv.Itoa(a.id.Task)
+	key := taskKey(a.id)
 	goSafe(ctx, func(ctx context.Context) error {
 		// Invariant 4 (one worker): the previous instance of this task
 		// must have stopped, offsets flushed, before this one opens.

@@ -104,6 +104,15 @@ func (c *ConfigLog) Start(ctx context.Context) error {
 	return nil
 }
 
+// ReadToEnd returns once the snapshot holds every record the topic held
+// when it was called: the group leader reads to the end before it assigns.
+func (c *ConfigLog) ReadToEnd(ctx context.Context) error {
+	if err := c.t.WaitForEnd(ctx); err != nil {
+		return fmt.Errorf("config topic: %w", err)
+	}
+	return nil
+}
+
 // Close stops tailing, closes the client and closes the Restarts channel.
 func (c *ConfigLog) Close() {
 	c.t.Close()
