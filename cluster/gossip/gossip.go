@@ -1,0 +1,249 @@
+// Package gossip runs memberlist among the workers of one cluster: fast
+// failure detection (sub-second on a LAN when tuned) that lets a survivor
+// remove a dead worker from the Kafka group at once instead of waiting out
+// the session timeout. Kafka group membership stays the authority on who
+// runs what; gossip only speeds up noticing a death.
+package gossip
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+)
+
+// Meta is what a worker tells the others about itself (memberlist node
+// metadata, at most 512 bytes).
+type Meta struct {
+	WorkerID string `json:"id"`
+	URL      string `json:"url"`
+}
+
+// Config configures gossip.
+type Config struct {
+	// Cluster is memberlist's Label: workers of other clusters cannot join.
+	Cluster string
+	Meta    Meta
+	// Bind is host:port to listen on (UDP and TCP); port 0 picks one.
+	Bind string
+	// Advertise is host:port others reach this worker at; empty means Bind.
+	Advertise string
+	// Join lists other workers' gossip addresses.
+	Join []string
+	// Failure detection; zero values take the LAN tuning of DESIGN.md
+	// (a kill -9 is noticed in well under a second on loopback).
+	ProbeInterval, ProbeTimeout, GossipInterval time.Duration
+	SuspicionMult                               int
+	// OnGone is called (never under memberlist's lock) with the worker id of
+	// a member that memberlist declared dead or that left. memberlist's
+	// event does not tell the two apart (its Node.State is stale there);
+	// callers act the same either way, since a leaving worker has already
+	// left the Kafka group itself.
+	OnGone func(workerID string)
+	Log    zerolog.Logger
+}
+
+// Gossip is this worker's memberlist.
+type Gossip struct {
+	ml   *memberlist.Memberlist
+	cfg  Config
+	gone chan string
+	done chan struct{}
+
+	mu    sync.Mutex
+	known map[string]bool // addresses joined or seen
+}
+
+// Start listens and joins the given seeds (failing seeds are logged: the
+// others may come up later, and the Kafka group tells us about them too).
+func Start(cfg Config) (*Gossip, error) {
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = cfg.Meta.WorkerID
+	mc.Label = cfg.Cluster
+	host, port, err := splitHostPort(cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("gossip bind %q: %w", cfg.Bind, err)
+	}
+	mc.BindAddr, mc.BindPort = host, port
+	if cfg.Advertise != "" {
+		if mc.AdvertiseAddr, mc.AdvertisePort, err = splitHostPort(cfg.Advertise); err != nil {
+			return nil, fmt.Errorf("gossip advertise %q: %w", cfg.Advertise, err)
+		}
+	} else if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		mc.AdvertiseAddr = host
+	}
+	mc.ProbeInterval = or(cfg.ProbeInterval, 200*time.Millisecond)
+	mc.ProbeTimeout = or(cfg.ProbeTimeout, 100*time.Millisecond)
+	mc.GossipInterval = or(cfg.GossipInterval, 50*time.Millisecond)
+	mc.SuspicionMult = cfg.SuspicionMult
+	if mc.SuspicionMult <= 0 {
+		mc.SuspicionMult = 2
+	}
+	// A worker restarted with the same id may take its name back at once.
+	mc.DeadNodeReclaimTime = time.Second
+	mc.Logger = log.New(filterWriter{cfg.Log}, "", 0)
+	meta, err := json.Marshal(cfg.Meta)
+	if err != nil || len(meta) > memberlist.MetaMaxSize {
+		return nil, fmt.Errorf("gossip: node metadata too large (%d bytes, at most %d)", len(meta), memberlist.MetaMaxSize)
+	}
+	g := &Gossip{cfg: cfg, gone: make(chan string, 64), done: make(chan struct{}), known: map[string]bool{}}
+	mc.Delegate = metaDelegate(meta)
+	mc.Events = &events{g: g}
+	if g.ml, err = memberlist.Create(mc); err != nil {
+		return nil, fmt.Errorf("gossip cannot listen on %s: %w", cfg.Bind, err)
+	}
+	go g.deliver()
+	g.JoinAll(cfg.Join)
+	return g, nil
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func splitHostPort(hp string) (string, int, error) {
+	h, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q is not a number", p)
+	}
+	if h == "" {
+		h = "0.0.0.0"
+	}
+	return h, n, nil
+}
+
+// Addr is the address other workers join this one at.
+func (g *Gossip) Addr() string {
+	n := g.ml.LocalNode()
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// JoinAll joins the addresses not joined before; failures are logged.
+func (g *Gossip) JoinAll(addrs []string) {
+	var fresh []string
+	g.mu.Lock()
+	for _, a := range addrs {
+		if a != "" && a != g.Addr() && !g.known[a] {
+			g.known[a] = true
+			fresh = append(fresh, a)
+		}
+	}
+	g.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	if n, err := g.ml.Join(fresh); err != nil {
+		g.cfg.Log.Warn().Err(err).Strs("seeds", fresh).Int("joined", n).Msg("gossip: some workers could not be reached")
+		if n == 0 {
+			g.mu.Lock() // try again next time
+			for _, a := range fresh {
+				delete(g.known, a)
+			}
+			g.mu.Unlock()
+		}
+	}
+}
+
+// Alive lists the members memberlist considers alive, this one included.
+func (g *Gossip) Alive() []Meta {
+	var out []Meta
+	for _, n := range g.ml.Members() {
+		var m Meta
+		if json.Unmarshal(n.Meta, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].WorkerID < out[j].WorkerID })
+	return out
+}
+
+// IsAlive reports whether a worker id is alive in gossip now.
+func (g *Gossip) IsAlive(workerID string) bool {
+	for _, n := range g.ml.Members() {
+		if n.Name == workerID {
+			return true
+		}
+	}
+	return false
+}
+
+// Leave tells the others this worker leaves (not dies), then stops.
+func (g *Gossip) Leave() {
+	if err := g.ml.Leave(time.Second); err != nil {
+		g.cfg.Log.Debug().Err(err).Msg("gossip leave")
+	}
+	_ = g.ml.Shutdown()
+	close(g.done)
+}
+
+// deliver calls OnGone outside memberlist's lock (EventDelegate callbacks
+// run under it; calling back into memberlist there would deadlock).
+func (g *Gossip) deliver() {
+	for {
+		select {
+		case <-g.done:
+			return
+		case id := <-g.gone:
+			if g.cfg.OnGone != nil {
+				g.cfg.OnGone(id)
+			}
+		}
+	}
+}
+
+type events struct{ g *Gossip }
+
+func (e *events) NotifyJoin(n *memberlist.Node) {
+	e.g.cfg.Log.Info().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker joined")
+}
+
+func (e *events) NotifyUpdate(*memberlist.Node) {}
+
+func (e *events) NotifyLeave(n *memberlist.Node) {
+	e.g.cfg.Log.Warn().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker gone (dead or left)")
+	select {
+	case e.g.gone <- n.Name:
+	default: // a burst of deaths: the session timeout is the fallback
+	}
+}
+
+type metaDelegate []byte
+
+func (m metaDelegate) NodeMeta(int) []byte           { return m }
+func (metaDelegate) NotifyMsg([]byte)                {}
+func (metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+func (metaDelegate) LocalState(bool) []byte          { return nil }
+func (metaDelegate) MergeRemoteState([]byte, bool)   {}
+
+// filterWriter sends memberlist's own log lines to zerolog at debug, its
+// warnings and errors at warn.
+type filterWriter struct{ log zerolog.Logger }
+
+func (f filterWriter) Write(p []byte) (int, error) {
+	line := string(p)
+	switch {
+	case strings.Contains(line, "[ERR]"), strings.Contains(line, "[WARN]"):
+		f.log.Warn().Str("component", "memberlist").Msg(strings.TrimSpace(line))
+	default:
+		f.log.Debug().Str("component", "memberlist").Msg(strings.TrimSpace(line))
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = filterWriter{}

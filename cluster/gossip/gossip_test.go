@@ -1,0 +1,72 @@
+package gossip
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+func start(t *testing.T, cluster, id string, join ...string) *Gossip {
+	t.Helper()
+	g, err := Start(Config{Cluster: cluster, Meta: Meta{WorkerID: id, URL: "http://" + id}, Bind: "127.0.0.1:0", Join: join, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func waitAlive(t *testing.T, g *Gossip, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(g.Alive()) != want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(g.Alive()); n != want {
+		t.Fatalf("%d members alive, want %d: %v", n, want, g.Alive())
+	}
+}
+
+// A dead worker (no leave, its sockets gone, as after kill -9) is reported
+// within about a second.
+func TestDeadWorkerIsReportedFast(t *testing.T) {
+	dead := make(chan string, 4)
+	a, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "a"}, Bind: "127.0.0.1:0", Log: zerolog.Nop(),
+		OnGone: func(id string) { dead <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Leave()
+	b := start(t, "c", "b", a.Addr())
+	c := start(t, "c", "c", a.Addr())
+	defer c.Leave()
+	waitAlive(t, a, 3)
+
+	// Shutdown without Leave: as after kill -9, the others stop hearing it.
+	began := time.Now()
+	_ = b.ml.Shutdown()
+	select {
+	case id := <-dead:
+		if id != "b" {
+			t.Fatalf("reported %s dead, want b", id)
+		}
+		t.Logf("dead worker reported after %s", time.Since(began).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("dead worker never reported")
+	}
+}
+
+// Workers of another cluster (another memberlist Label) cannot join.
+func TestOtherClusterCannotJoin(t *testing.T) {
+	a := start(t, "one", "a")
+	defer a.Leave()
+	b := start(t, "two", "b", a.Addr())
+	defer b.Leave()
+	time.Sleep(500 * time.Millisecond)
+	if n := len(a.Alive()); n != 1 {
+		t.Fatalf("cluster one sees %d members: %v", n, a.Alive())
+	}
+	if n := len(b.Alive()); n != 1 {
+		t.Fatalf("cluster two sees %d members: %v", n, b.Alive())
+	}
+}
