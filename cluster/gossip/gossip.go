@@ -74,12 +74,14 @@ func Start(cfg Config) (*Gossip, error) {
 		return nil, fmt.Errorf("gossip bind %q: %w", cfg.Bind, err)
 	}
 	mc.BindAddr, mc.BindPort = host, port
+	// Without an advertise address memberlist advertises the bind address
+	// (a private one for 0.0.0.0) and the port it really bound, which
+	// matters for port 0.
+	mc.AdvertiseAddr, mc.AdvertisePort = "", 0
 	if cfg.Advertise != "" {
 		if mc.AdvertiseAddr, mc.AdvertisePort, err = splitHostPort(cfg.Advertise); err != nil {
 			return nil, fmt.Errorf("gossip advertise %q: %w", cfg.Advertise, err)
 		}
-	} else if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
-		mc.AdvertiseAddr = host
 	}
 	mc.ProbeInterval = or(cfg.ProbeInterval, 200*time.Millisecond)
 	mc.ProbeTimeout = or(cfg.ProbeTimeout, 100*time.Millisecond)

@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +70,16 @@ func TestOtherClusterCannotJoin(t *testing.T) {
 	if n := len(b.Alive()); n != 1 {
 		t.Fatalf("cluster two sees %d members: %v", n, b.Alive())
 	}
+}
+
+// Each worker advertises the port it really bound, also with port 0.
+func TestAdvertisesTheBoundPort(t *testing.T) {
+	a := start(t, "c", "a")
+	defer a.Leave()
+	b := start(t, "c", "b", a.Addr())
+	defer b.Leave()
+	if a.Addr() == b.Addr() || strings.HasSuffix(a.Addr(), ":7946") {
+		t.Fatalf("addresses %s and %s", a.Addr(), b.Addr())
+	}
+	waitAlive(t, b, 2)
 }
