@@ -21,6 +21,8 @@ import (
 
 	"github.com/sluice-io/sluice/actors"
 	"github.com/sluice-io/sluice/cluster/control"
+	"github.com/sluice-io/sluice/cluster/gossip"
+	"github.com/sluice-io/sluice/cluster/group"
 	"github.com/sluice-io/sluice/cluster/rest"
 	"github.com/sluice-io/sluice/cluster/state"
 	"github.com/sluice-io/sluice/connectors"
@@ -53,8 +55,17 @@ type Config struct {
 	Props map[string]string
 
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms, default 1 s
-	Backoff             actors.Backoff
-	Registry            *connectors.Registry
+	// GossipBind is where memberlist listens (host:port; default
+	// 127.0.0.1:0). Workers find each other's gossip addresses through the
+	// Kafka group; Join lists seeds to contact at once.
+	GossipBind, GossipAdvertise string
+	Join                        []string
+
+	// Group timing: session.timeout.ms (10 s), heartbeat.interval.ms
+	// (1 s here, 3 s in Connect) and rebalance.timeout.ms (60 s).
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+	Backoff                                             actors.Backoff
+	Registry                                            *connectors.Registry
 	// KafkaOpts are extra client options (TLS, SASL, ...).
 	KafkaOpts []kgo.Opt
 	Version   string
@@ -180,6 +191,11 @@ type Worker struct {
 	offsets  *offsets.SourceStore
 	runtime  *actors.Runtime
 
+	gossip       *gossip.Gossip
+	members      *membership
+	memberCancel context.CancelFunc
+	memberDone   chan struct{}
+
 	cancel   context.CancelFunc
 	done     chan struct{}
 	doneOnce sync.Once
@@ -202,14 +218,15 @@ func Start(cfg Config) (*Worker, error) {
 		cfg.WorkerID = advertised(ln.Addr().String())
 	}
 	log := cfg.Log.With().Str("worker", cfg.WorkerID).Logger()
-	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{})}
+	w.members = &membership{w: w}
 
 	if err := w.build(); err != nil {
 		w.closeClients()
 		ln.Close()
 		return nil, err
 	}
-	w.http = &http.Server{Handler: rest.NewHandler(w.ctl, log), ReadHeaderTimeout: 10 * time.Second}
+	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.ctl, log)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("REST server stopped")
@@ -262,6 +279,24 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.ctl = ctl
+	bind := w.cfg.GossipBind
+	if bind == "" {
+		bind = "127.0.0.1:0"
+	}
+	if w.gossip, err = gossip.Start(gossip.Config{
+		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String())},
+		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join,
+		OnGone: w.removeGone, Log: w.log,
+	}); err != nil {
+		return err
+	}
+	w.members.member = group.New(group.Config{
+		Group: w.cfg.Cluster, WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String()),
+		Gossip:         w.gossip.Addr(),
+		Client:         w.admCl,
+		SessionTimeout: w.cfg.SessionTimeout, HeartbeatInterval: w.cfg.HeartbeatInterval, RebalanceTimeout: w.cfg.RebalanceTimeout,
+		Log: w.log,
+	}, w.members)
 	return nil
 }
 
@@ -329,9 +364,15 @@ func (w *Worker) startup(ctx context.Context) {
 		}
 		return
 	}
-	w.ready.Store(true)
-	w.log.Info().Msg("worker ready")
-	w.runtime.FollowAlone(ctx, w.configs, 0)
+	// The membership outlives ctx: at shutdown the worker leaves its group
+	// only after its tasks stopped and flushed their offsets.
+	mctx, mcancel := context.WithCancel(context.Background())
+	w.memberCancel = mcancel
+	go func() {
+		defer close(w.memberDone)
+		_ = w.members.member.Run(mctx)
+	}()
+	w.members.follow(ctx)
 }
 
 // connect waits for Kafka, creates and reads the state topics, and starts
@@ -376,7 +417,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	}
 	rt, err := actors.NewRuntime(actors.Options{
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
-		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.configs,
+		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.members,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Producer:  w.producer, Admin: w.adm,
 		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,
@@ -389,8 +430,8 @@ func (w *Worker) connect(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the REST API, then every task (flushing offsets), then the
-// Kafka clients.
+// Stop stops the REST API, then every task (flushing offsets), leaves the
+// group, and closes the Kafka clients.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -402,6 +443,16 @@ func (w *Worker) Stop(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if w.memberCancel != nil {
+		w.memberCancel() // leave the group: the tasks that stopped move at once
+		select {
+		case <-w.memberDone:
+		case <-ctx.Done():
+		}
+	}
+	if w.gossip != nil {
+		w.gossip.Leave()
+	}
 	if err := w.statuses.Flush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("status flush: %w", err))
 	}
@@ -409,6 +460,24 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.doneOnce.Do(func() { close(w.done) })
 	w.log.Info().Msg("worker stopped")
 	return errors.Join(errs...)
+}
+
+// removeGone removes a worker that gossip lost from the Kafka group by its
+// instance id, so the group rebalances now rather than after the session
+// timeout (fast failover). A worker that is back already (restarted with
+// its id) is left alone. If gossip was wrong and the worker lives, it is
+// fenced, stops its tasks and rejoins (invariant 3): safe, only slower.
+func (w *Worker) removeGone(workerID string) {
+	if workerID == w.cfg.WorkerID || w.gossip.IsAlive(workerID) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := group.LeaveByInstance(ctx, w.admCl, w.cfg.Cluster, workerID); err != nil {
+		w.log.Warn().Err(err).Str("peer", workerID).Msg("could not remove a gone worker from the group; the session timeout will")
+		return
+	}
+	w.log.Info().Str("peer", workerID).Msg("removed a gone worker from the group: its work moves now")
 }
 
 func (w *Worker) closeClients() {

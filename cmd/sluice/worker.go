@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/actors"
 	"github.com/sluice-io/sluice/cluster/worker"
+	"github.com/sluice-io/sluice/connectors"
 )
 
 const workerHelp = `
@@ -45,6 +46,11 @@ type workerFlags struct {
 	offsetTopic string
 	statusTopic string
 	props       propsFlag
+	bind        string
+	advertise   string
+	join        string
+	session     time.Duration
+	heartbeat   time.Duration
 	logFlags
 }
 
@@ -65,6 +71,11 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.configTopic, "config-topic", "", "config topic (config.storage.topic; default <cluster>-configs)")
 	fs.StringVar(&f.offsetTopic, "offsets-topic", "", "offsets topic (offset.storage.topic; default <cluster>-offsets)")
 	fs.StringVar(&f.statusTopic, "status-topic", "", "status topic (status.storage.topic; default <cluster>-status)")
+	fs.StringVar(&f.bind, "bind", "127.0.0.1:0", "host:port where other workers reach this one (gossip); port 0 picks one. Use a non-loopback address when workers run on several machines")
+	fs.StringVar(&f.advertise, "advertise", "", "host:port other workers should use for this one, when it differs from --bind (NAT, containers)")
+	fs.StringVar(&f.join, "join", "", "other workers' --bind addresses, host:port[,host:port...] (optional: workers also find each other through the Kafka group)")
+	fs.DurationVar(&f.session, "session-timeout", 10*time.Second, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
+	fs.DurationVar(&f.heartbeat, "heartbeat-interval", time.Second, "Kafka group heartbeat interval (heartbeat.interval.ms)")
 	fs.Var(&f.props, "prop", "a worker config key=value, e.g. value.converter=StringConverter (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
@@ -92,12 +103,10 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	if _, ok := f.props.m["offset.flush.interval.ms"]; ok && f.flushMs == 1000 {
 		flush = 0
 	}
-	var boot []string
-	for _, b := range strings.Split(f.bootstrap, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			boot = append(boot, b)
-		}
+	if f.session <= 0 || f.heartbeat <= 0 || f.heartbeat >= f.session {
+		return worker.Config{}, usageError{fmt.Errorf("--heartbeat-interval must be positive and below --session-timeout")}
 	}
+	boot := connectors.SplitList(f.bootstrap)
 	return worker.Config{
 		Cluster: f.cluster, WorkerID: f.workerID, Bootstrap: boot, RESTAddr: f.restAddr,
 		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
@@ -105,6 +114,11 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		Props:               f.props.m,
 		OffsetFlushInterval: flush,
 		Backoff:             actors.Backoff{Initial: f.backoffMin, Max: f.backoffMax, Jitter: 0.2, ResetAfter: 2 * f.backoffMax},
+		GossipBind:          f.bind,
+		GossipAdvertise:     f.advertise,
+		Join:                connectors.SplitList(f.join),
+		SessionTimeout:      f.session,
+		HeartbeatInterval:   f.heartbeat,
 		Version:             Version,
 		Log:                 log,
 	}, nil

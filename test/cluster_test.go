@@ -1,0 +1,284 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors/datagen"
+)
+
+// cluster is a `sluice broker` and `sluice worker` processes of one cluster.
+type cluster struct {
+	t         *testing.T
+	name      string
+	bootstrap string
+	workers   map[string]*workerProc
+}
+
+type workerProc struct {
+	*proc
+	id, rest, bind string
+}
+
+func startCluster(t *testing.T, name string) *cluster {
+	t.Helper()
+	addr := freeAddr(t)
+	b := startProc(t, "broker", nil, "broker", "--addr", addr, "--data-dir", t.TempDir())
+	deadline := time.Now().Add(startDeadline)
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = cl.Ping(ctx)
+			cancel()
+			cl.Close()
+		}
+		if err == nil {
+			break
+		}
+		b.failIfExited()
+		if time.Now().After(deadline) {
+			t.Fatalf("broker not up: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &cluster{t: t, name: name, bootstrap: addr, workers: map[string]*workerProc{}}
+}
+
+// add starts a worker; join lists gossip seeds (workers also find each
+// other through the Kafka group).
+func (c *cluster) add(id string, join ...string) *workerProc {
+	c.t.Helper()
+	w := &workerProc{id: id, rest: freeAddr(c.t), bind: freeAddr(c.t)}
+	args := []string{"worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", w.rest,
+		"--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--offset-flush-interval-ms", "200"}
+	if len(join) > 0 {
+		args = append(args, "--join", strings.Join(join, ","))
+	}
+	w.proc = startProc(c.t, "worker-"+id, nil, args...)
+	waitHealthy(c.t, w.proc, w.rest)
+	c.workers[id] = w
+	return w
+}
+
+// any returns a live worker's REST address.
+func (c *cluster) any() string {
+	ids := make([]string, 0, len(c.workers))
+	for id, w := range c.workers {
+		if !w.exited() {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return c.workers[ids[0]].rest
+}
+
+type placedStatus struct {
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+	} `json:"connector"`
+	Tasks []struct {
+		ID       int    `json:"id"`
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+	} `json:"tasks"`
+}
+
+// placement polls the status until every one of n tasks is RUNNING on a
+// worker in alive, and returns task -> worker. It returns how long that took.
+func (c *cluster) placement(connector string, n int, alive []string, cond func(map[int]string) bool) (map[int]string, time.Duration) {
+	c.t.Helper()
+	began := time.Now()
+	deadline := began.Add(stateDeadline)
+	last := ""
+	for time.Now().Before(deadline) {
+		code, body, err := send("GET", "http://"+c.any()+"/connectors/"+connector+"/status", "")
+		if err == nil && code == http.StatusOK {
+			last = string(body)
+			var st placedStatus
+			if json.Unmarshal(body, &st) == nil && len(st.Tasks) == n {
+				place := map[int]string{}
+				for _, task := range st.Tasks {
+					if task.State == "RUNNING" && contains(alive, task.WorkerID) {
+						place[task.ID] = task.WorkerID
+					}
+				}
+				if len(place) == n && (cond == nil || cond(place)) {
+					return place, time.Since(began)
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("tasks of %s not placed as wanted on %v within %v; last status: %s", connector, alive, stateDeadline, last)
+	return nil, 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func counts(place map[int]string) map[string]int {
+	out := map[string]int{}
+	for _, w := range place {
+		out[w]++
+	}
+	return out
+}
+
+func balanced(per int) func(map[int]string) bool {
+	return func(place map[int]string) bool {
+		for _, n := range counts(place) {
+			if n != per {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestClusterSpreadsRebalancesAndFailsOver is issue 3's done-when on real
+// processes: 12 Datagen tasks run 4-4-4 on three workers; a fourth worker
+// makes it 3-3-3-3 moving only 3 tasks; a worker killed with SIGKILL has its
+// tasks RUNNING on the others within seconds, and no sequence has a gap.
+func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
+	c := startCluster(t, "spread")
+	w1 := c.add("w1")
+	c.add("w2", w1.bind)
+	c.add("w3", w1.bind)
+	code, body := mustSend(t, "POST", "http://"+c.any()+"/connectors", connectorJSON(t, "gen", map[string]string{
+		"connector.class": "Datagen", "topic": "gen", "tasks.max": "12", "records.per.second": "100",
+		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter.schemas.enable": "false",
+	}))
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	before, _ := c.placement("gen", 12, []string{"w1", "w2", "w3"}, balanced(4))
+	t.Logf("3 workers: %v", counts(before))
+
+	c.add("w4", w1.bind)
+	after, took := c.placement("gen", 12, []string{"w1", "w2", "w3", "w4"}, balanced(3))
+	moved := 0
+	for task, w := range after {
+		if before[task] != w {
+			moved++
+		}
+	}
+	t.Logf("4 workers after %v: %v, %d tasks moved", took.Round(time.Millisecond), counts(after), moved)
+	if moved != 3 {
+		t.Fatalf("a join moved %d tasks, want exactly 3 (placement %v -> %v)", moved, before, after)
+	}
+
+	c.workers["w2"].kill9()
+	_, failover := c.placement("gen", 12, []string{"w1", "w3", "w4"}, nil)
+	t.Logf("tasks of the killed worker RUNNING elsewhere after %v", failover.Round(time.Millisecond))
+	if failover > 10*time.Second {
+		t.Errorf("failover took %v; gossip should notice a kill -9 in about a second", failover)
+	}
+	time.Sleep(time.Second) // every task produces a little more after the move
+	// Pause, so the topic stops growing and can be read to its end.
+	if code, body := mustSend(t, "PUT", "http://"+c.any()+"/connectors/gen/pause", ""); code != http.StatusAccepted {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	time.Sleep(time.Second)
+	checkNoGaps(t, c.bootstrap, "gen", 12)
+}
+
+// checkNoGaps reads topic (which must have stopped growing) and checks that each Datagen task's sequence has
+// no gap: duplicates are allowed (at-least-once), holes are not.
+func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := make([]map[int64]bool, tasks)
+	for i := range seen {
+		seen[i] = map[int64]bool{}
+	}
+	idle := 0
+	for idle < 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			idle++
+			continue
+		}
+		idle = 0
+		fs.EachRecord(func(r *kgo.Record) {
+			task, seq, err := datagen.ParseValue(r.Value)
+			if err != nil || task < 0 || task >= tasks {
+				t.Fatalf("unexpected record %q: %v", r.Value, err)
+			}
+			seen[task][seq] = true
+		})
+	}
+	for task, seqs := range seen {
+		max := int64(-1)
+		for s := range seqs {
+			if s > max {
+				max = s
+			}
+		}
+		if max < 0 {
+			t.Fatalf("task %d produced nothing", task)
+		}
+		var missing []string
+		for s := int64(0); s <= max && len(missing) < 10; s++ {
+			if !seqs[s] {
+				missing = append(missing, fmt.Sprint(s))
+			}
+		}
+		if len(missing) > 0 {
+			t.Fatalf("task %d: sequence numbers missing below %d: %s", task, max, strings.Join(missing, ", "))
+		}
+	}
+}
+
+// Two clusters on one broker, each worker told the other's gossip address,
+// stay apart: each sees and runs only its own connectors.
+func TestClustersWithDifferentNamesStaySeparate(t *testing.T) {
+	c := startCluster(t, "alpha")
+	a := c.add("a1")
+	other := &cluster{t: t, name: "beta", bootstrap: c.bootstrap, workers: map[string]*workerProc{}}
+	b := other.add("b1", a.bind)
+	for _, x := range []struct {
+		w    *workerProc
+		name string
+	}{{a, "in-alpha"}, {b, "in-beta"}} {
+		code, body := mustSend(t, "POST", "http://"+x.w.rest+"/connectors", connectorJSON(t, x.name, map[string]string{
+			"connector.class": "Datagen", "topic": x.name, "tasks.max": "1", "records.per.second": "10",
+		}))
+		if code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", x.name, code, body)
+		}
+	}
+	c.placement("in-alpha", 1, []string{"a1"}, nil)
+	other.placement("in-beta", 1, []string{"b1"}, nil)
+	for _, x := range []struct {
+		w    *workerProc
+		want string
+	}{{a, `["in-alpha"]`}, {b, `["in-beta"]`}} {
+		_, body := mustSend(t, "GET", "http://"+x.w.rest+"/connectors", "")
+		if strings.TrimSpace(string(body)) != x.want {
+			t.Fatalf("worker %s lists %s, want %s", x.w.id, body, x.want)
+		}
+	}
+}
