@@ -5,6 +5,7 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/connectors/file"
+	"github.com/sluice-io/sluice/connectors/postgres"
 )
 
 // Registry returns a new registry holding every built-in plugin. Each call
@@ -14,5 +15,7 @@ func Registry() *connectors.Registry {
 	return connectors.NewRegistry().
 		MustRegister(file.SourcePlugin()).
 		MustRegister(file.SinkPlugin()).
-		MustRegister(datagen.Plugin())
+		MustRegister(datagen.Plugin()).
+		MustRegister(postgres.SourcePlugin()).
+		MustRegister(postgres.SinkPlugin())
 }

@@ -20,6 +20,13 @@ func TestRegistryNames(t *testing.T) {
 		"io.sluice.connect.datagen.DatagenConnector":              connectors.Source,
 		"DatagenConnector":                                        connectors.Source,
 		"Datagen":                                                 connectors.Source,
+		"io.confluent.connect.jdbc.JdbcSourceConnector":           connectors.Source,
+		"JdbcSourceConnector":                                     connectors.Source,
+		"JdbcSource":                                              connectors.Source,
+		"PostgresSource":                                          connectors.Source,
+		"io.confluent.connect.jdbc.JdbcSinkConnector":             connectors.Sink,
+		"JdbcSinkConnector":                                       connectors.Sink,
+		"PostgresSink":                                            connectors.Sink,
 	} {
 		p, err := reg.Lookup(name)
 		if err != nil {
@@ -43,11 +50,11 @@ func TestRegistryNames(t *testing.T) {
 			}
 		}
 	}
-	if n := len(reg.Plugins()); n != 3 {
-		t.Errorf("%d plugins, want 3", n)
+	if n := len(reg.Plugins()); n != 5 {
+		t.Errorf("%d plugins, want 5", n)
 	}
 	var unknown *connectors.UnknownClassError
-	if _, err := reg.Lookup("FileStream"); !errors.As(err, &unknown) || len(unknown.Known) != 3 {
+	if _, err := reg.Lookup("FileStream"); !errors.As(err, &unknown) || len(unknown.Known) != 5 {
 		t.Errorf("Lookup of an unknown class: %v", err)
 	}
 }

@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluice-io/sluice/connectors/postgres"
+	"github.com/sluice-io/sluice/internal/pgtest"
+)
+
+var (
+	flagPgRows  = flag.Int("bench.pg-rows", 200000, "rows of the table the PostgreSQL source benchmark copies")
+	flagPgBatch = flag.Int("bench.pg-batch", 1000, "batch.max.rows of the PostgreSQL source benchmark (and the raw reader's LIMIT)")
+)
+
+// pgBenchTable creates the benchmark's table: an id, a text, a decimal, a
+// timestamp and an int, a typical narrow business row.
+func pgBenchTable(tb testing.TB, s *pgtest.Server, rows int) {
+	tb.Helper()
+	s.Exec(tb, `CREATE TABLE orders (id bigserial PRIMARY KEY, customer text NOT NULL, amount numeric(10,2) NOT NULL,
+		created timestamptz NOT NULL DEFAULT '2024-01-01', qty int NOT NULL)`)
+	s.Exec(tb, `INSERT INTO orders (customer, amount, qty)
+		SELECT 'customer-' || (g % 1000), (g % 100000) / 100.0, g % 50 FROM generate_series(1, $1::int) g`, rows)
+	s.Exec(tb, "VACUUM ANALYZE orders")
+}
+
+// runPgRaw is the limit: a plain pgx program reading the table with the
+// connector's queries (incrementing mode: WHERE id > $1 ORDER BY id LIMIT
+// batch) and decoding every value, on one connection.
+func runPgRaw(ctx context.Context, url string, rows, batch int) (time.Duration, error) {
+	start := time.Now()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	sql := `SELECT "id", "customer", "amount", "created", "qty" FROM "public"."orders" WHERE "id" > $1::bigint ORDER BY "id" ASC LIMIT ` + strconv.Itoa(batch)
+	var last int64
+	n := 0
+	for {
+		r, err := conn.Query(ctx, sql, last)
+		if err != nil {
+			return 0, err
+		}
+		got := 0
+		for r.Next() {
+			v, err := r.Values()
+			if err != nil {
+				r.Close()
+				return 0, err
+			}
+			last = v[0].(int64)
+			got++
+		}
+		if err := r.Err(); err != nil {
+			return 0, err
+		}
+		n += got
+		if got < batch {
+			break
+		}
+	}
+	if n != rows {
+		return 0, fmt.Errorf("raw reader read %d rows, want %d", n, rows)
+	}
+	return time.Since(start), nil
+}
+
+// runPgSluice creates the JDBC source and waits until Kafka acknowledged
+// every row's record (acked) and the last row's offset is committed (the
+// returned sluiceTimes, timed from the connector's creation).
+func runPgSluice(ctx context.Context, e *env, pg *pgtest.Server, name string, rows, batch int) (sluiceTimes, error) {
+	var t sluiceTimes
+	prefix := name + "-"
+	cfg := map[string]string{
+		"name":                     name,
+		"connector.class":          postgres.SourceClass,
+		"tasks.max":                "1",
+		"connection.url":           pg.JDBCURL(),
+		"mode":                     "incrementing",
+		"incrementing.column.name": "id",
+		"topic.prefix":             prefix,
+		"batch.max.rows":           strconv.Itoa(batch),
+		"key.converter":            "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":          "org.apache.kafka.connect.json.JsonConverter",
+	}
+	topic := prefix + "orders"
+	if err := e.createTopic(ctx, topic, 1); err != nil {
+		return t, err
+	}
+	start := time.Now()
+	if err := e.createConnector(ctx, name, cfg); err != nil {
+		return t, err
+	}
+	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
+		if tr := e.failedTrace(name); tr != "" {
+			return false, errors.New(tr)
+		}
+		if t.acked == 0 {
+			n, err := e.endOffsets(ctx, topic)
+			if err != nil || n < int64(rows) {
+				return false, err
+			}
+			if n > int64(rows) {
+				return false, fmt.Errorf("topic %s holds %d records, more than the %d rows", topic, n, rows)
+			}
+			t.acked = time.Since(start)
+		}
+		for _, po := range e.offsets.Offsets(name) {
+			if pgOffsetInt(po.Offset[postgres.OffsetIncrementing]) == int64(rows) {
+				t.committed = time.Since(start)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return t, fmt.Errorf("sluice run %s: %w", name, err)
+	}
+	if err := e.deleteConnector(ctx, name); err != nil {
+		return t, err
+	}
+	return t, e.deleteTopic(ctx, topic)
+}
+
+func pgOffsetInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	case json.Number:
+		n, _ := x.Int64()
+		return n
+	}
+	return -1
+}
+
+// BenchmarkPostgresSource measures rows/s of the JDBC source, table to
+// Kafka through the runtime, against a plain pgx reader running the same
+// SELECTs on the same database in the same process, alternating which goes
+// first.
+func BenchmarkPostgresSource(b *testing.B) {
+	pg := pgtest.Start(b)
+	rows, batch := *flagPgRows, *flagPgBatch
+	pgBenchTable(b, pg, rows)
+	e := newEnv(b)
+	ctx := context.Background()
+	var rawTotal, sluiceTotal, ackedTotal time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var raw time.Duration
+		var sl sluiceTimes
+		var err error
+		doRaw := func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }
+		doSluice := func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }
+		steps := []func() error{doRaw, doSluice}
+		if i%2 == 1 {
+			steps[0], steps[1] = steps[1], steps[0]
+		}
+		for _, step := range steps {
+			runtime.GC()
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Logf("run %d: raw pgx %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
+			float64(rows)/raw.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())
+		rawTotal += raw
+		sluiceTotal += sl.committed
+		ackedTotal += sl.acked
+	}
+	b.StopTimer()
+	rawRate := float64(rows*b.N) / rawTotal.Seconds()
+	sluiceRate := float64(rows*b.N) / sluiceTotal.Seconds()
+	b.ReportMetric(rawRate, "raw-rows/s")
+	b.ReportMetric(sluiceRate, "sluice-rows/s")
+	ackedRate := float64(rows*b.N) / ackedTotal.Seconds()
+	b.ReportMetric(ackedRate, "sluice-acked-rows/s")
+	b.ReportMetric(sluiceRate/rawRate, "ratio-vs-raw")
+	b.ReportMetric(ackedRate/rawRate, "acked-ratio-vs-raw")
+}
+
+// TestPostgresSourceBenchSmoke runs the benchmark's code with a small table,
+// so that `go test ./bench/` keeps it working.
+func TestPostgresSourceBenchSmoke(t *testing.T) {
+	pg := pgtest.Start(t)
+	const rows, batch = 3000, 500
+	pgBenchTable(t, pg, rows)
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := runPgRaw(ctx, pg.URL(), rows, batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPgSluice(ctx, e, pg, "pg-smoke", rows, batch); err != nil {
+		t.Fatal(err)
+	}
+}
