@@ -1,0 +1,79 @@
+package test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Writes sent to any worker of a cluster reach the leader: creating,
+// pausing and deleting connectors through each of three workers works, and
+// every worker's local view converges.
+func TestWritesOnAnyWorkerReachTheLeader(t *testing.T) {
+	c := startCluster(t, "forward")
+	w1 := c.add("w1")
+	w2 := c.add("w2", w1.bind)
+	w3 := c.add("w3", w1.bind)
+	workers := []*workerProc{w1, w2, w3}
+	for i, w := range workers {
+		name := fmt.Sprintf("via-%s", w.id)
+		code, body := mustSend(t, "POST", "http://"+w.rest+"/connectors", connectorJSON(t, name, map[string]string{
+			"connector.class": "Datagen", "topic": name, "tasks.max": "1", "records.per.second": "5",
+		}))
+		if code != http.StatusCreated {
+			t.Fatalf("create through %s: %d %s", w.id, code, body)
+		}
+		// Pause and resume through the next worker, so writes cross.
+		next := workers[(i+1)%len(workers)]
+		if code, body := mustSend(t, "PUT", "http://"+next.rest+"/connectors/"+name+"/pause", ""); code != http.StatusAccepted {
+			t.Fatalf("pause through %s: %d %s", next.id, code, body)
+		}
+	}
+	for _, w := range workers {
+		deadline := time.Now().Add(stateDeadline)
+		for {
+			_, body := mustSend(t, "GET", "http://"+w.rest+"/connectors", "")
+			if strings.TrimSpace(string(body)) == `["via-w1","via-w2","via-w3"]` {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s lists %s", w.id, body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for _, name := range []string{"via-w1", "via-w2", "via-w3"} {
+		waitPaused(t, c, name)
+	}
+	if code, body := mustSend(t, "DELETE", "http://"+w3.rest+"/connectors/via-w1", ""); code != http.StatusNoContent {
+		t.Fatalf("delete through w3: %d %s", code, body)
+	}
+	deadline := time.Now().Add(stateDeadline)
+	for {
+		code, _ := mustSend(t, "GET", "http://"+w2.rest+"/connectors/via-w1", "")
+		if code == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("via-w1 still known to w2 after delete: %d", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitPaused(t *testing.T, c *cluster, name string) {
+	t.Helper()
+	deadline := time.Now().Add(stateDeadline)
+	last := ""
+	for time.Now().Before(deadline) {
+		_, body := mustSend(t, "GET", "http://"+c.any()+"/connectors/"+name+"/status", "")
+		last = string(body)
+		if strings.Contains(last, `"connector":{"state":"PAUSED"`) && strings.Contains(last, `"tasks":[{"id":0,"state":"PAUSED"`) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s not PAUSED: %s", name, last)
+}
