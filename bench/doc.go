@@ -8,7 +8,12 @@
 //     offset tracking, offset flushes) over the limit set by the client.
 //   - BenchmarkIdleTaskMemory measures the heap, stack and goroutines one
 //     idle source task adds to a worker.
+//   - BenchmarkPostgresSource and BenchmarkPostgresSink compare the JDBC
+//     connectors with plain pgx doing the same work in the same run.
+//   - BenchmarkFailover kills workers of a real three-worker cluster with
+//     SIGKILL and times until their tasks run elsewhere, and until a
+//     restarted worker has its share back.
 //
-// TestBenchSmoke runs both code paths once with tiny sizes, so `go test ./...`
+// The smoke tests run each code path once with tiny sizes, so `go test ./...`
 // keeps them working.
 package bench
