@@ -117,6 +117,10 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
+// ActorSystem is the runtime's actor system, for the actor cluster that
+// joins it to the other workers (cluster/actorcluster).
+func (r *Runtime) ActorSystem() *actor.ActorSystem { return r.system }
+
 // Apply hands the worker actor the work it should run now. It returns at
 // once; the actors converge in the background.
 func (r *Runtime) Apply(a *Assignment) {

@@ -67,8 +67,8 @@ import (
 
 // TaskID names one task of a connector.
 type TaskID struct {
-	Connector string
-	Task      int
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
 }
 
 // Member is one group member as the leader sees it in JoinGroup: its id (the

@@ -26,6 +26,10 @@ import (
 type Meta struct {
 	WorkerID string `json:"id"`
 	URL      string `json:"url"`
+	// ActorID and Actor are the worker's actor system id and remote
+	// address, once its actor cluster runs.
+	ActorID string `json:"aid,omitempty"`
+	Actor   string `json:"actor,omitempty"`
 }
 
 // Config configures gossip.
@@ -59,8 +63,12 @@ type Gossip struct {
 	gone chan string
 	done chan struct{}
 
-	mu    sync.Mutex
-	known map[string]bool // addresses joined or seen
+	mu       sync.Mutex
+	known    map[string]bool // addresses joined or seen
+	meta     *metaDelegate
+	peers    map[string]Meta // from memberlist's events: its Members() hands out nodes it keeps writing
+	onChange []func()
+	changed  chan struct{}
 }
 
 // Start listens and joins the given seeds (failing seeds are logged: the
@@ -97,8 +105,9 @@ func Start(cfg Config) (*Gossip, error) {
 	if err != nil || len(meta) > memberlist.MetaMaxSize {
 		return nil, fmt.Errorf("gossip: node metadata too large (%d bytes, at most %d)", len(meta), memberlist.MetaMaxSize)
 	}
-	g := &Gossip{cfg: cfg, gone: make(chan string, 64), done: make(chan struct{}), known: map[string]bool{}}
-	mc.Delegate = metaDelegate(meta)
+	g := &Gossip{cfg: cfg, gone: make(chan string, 64), done: make(chan struct{}), known: map[string]bool{},
+		meta: &metaDelegate{b: meta}, changed: make(chan struct{}, 1), peers: map[string]Meta{}}
+	mc.Delegate = g.meta
 	mc.Events = &events{g: g}
 	if g.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("gossip cannot listen on %s: %w", cfg.Bind, err)
@@ -139,9 +148,10 @@ func (g *Gossip) Addr() string {
 // JoinAll joins the addresses not joined before; failures are logged.
 func (g *Gossip) JoinAll(addrs []string) {
 	var fresh []string
+	self := g.Addr() // before g.mu: memberlist calls track with its lock held
 	g.mu.Lock()
 	for _, a := range addrs {
-		if a != "" && a != g.Addr() && !g.known[a] {
+		if a != "" && a != self && !g.known[a] {
 			g.known[a] = true
 			fresh = append(fresh, a)
 		}
@@ -164,12 +174,11 @@ func (g *Gossip) JoinAll(addrs []string) {
 
 // Alive lists the members memberlist considers alive, this one included.
 func (g *Gossip) Alive() []Meta {
-	var out []Meta
-	for _, n := range g.ml.Members() {
-		var m Meta
-		if json.Unmarshal(n.Meta, &m) == nil {
-			out = append(out, m)
-		}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]Meta, 0, len(g.peers))
+	for _, m := range g.peers {
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].WorkerID < out[j].WorkerID })
 	return out
@@ -177,12 +186,25 @@ func (g *Gossip) Alive() []Meta {
 
 // IsAlive reports whether a worker id is alive in gossip now.
 func (g *Gossip) IsAlive(workerID string) bool {
-	for _, n := range g.ml.Members() {
-		if n.Name == workerID {
-			return true
-		}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.peers[workerID]
+	return ok
+}
+
+// track copies a node's metadata while memberlist holds its lock.
+func (g *Gossip) track(n *memberlist.Node, alive bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !alive {
+		delete(g.peers, n.Name)
+		return
 	}
-	return false
+	var m Meta
+	if json.Unmarshal(n.Meta, &m) != nil || m.WorkerID == "" {
+		m = Meta{WorkerID: n.Name}
+	}
+	g.peers[n.Name] = m
 }
 
 // Leave tells the others this worker leaves (not dies), then stops.
@@ -205,6 +227,13 @@ func (g *Gossip) deliver() {
 			if g.cfg.OnGone != nil {
 				g.cfg.OnGone(id)
 			}
+		case <-g.changed:
+			g.mu.Lock()
+			fs := append([]func(){}, g.onChange...)
+			g.mu.Unlock()
+			for _, f := range fs {
+				f()
+			}
 		}
 	}
 }
@@ -213,25 +242,81 @@ type events struct{ g *Gossip }
 
 func (e *events) NotifyJoin(n *memberlist.Node) {
 	e.g.cfg.Log.Info().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker joined")
+	e.g.track(n, true)
+	e.g.signal()
 }
 
-func (e *events) NotifyUpdate(*memberlist.Node) {}
+func (e *events) NotifyUpdate(n *memberlist.Node) {
+	e.g.track(n, true)
+	e.g.signal()
+}
 
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	e.g.cfg.Log.Warn().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker gone (dead or left)")
+	e.g.track(n, false)
+	e.g.signal()
 	select {
 	case e.g.gone <- n.Name:
 	default: // a burst of deaths: the session timeout is the fallback
 	}
 }
 
-type metaDelegate []byte
+// signal notes a membership change; coalesced, delivered off the lock.
+func (g *Gossip) signal() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
 
-func (m metaDelegate) NodeMeta(int) []byte           { return m }
-func (metaDelegate) NotifyMsg([]byte)                {}
-func (metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
-func (metaDelegate) LocalState(bool) []byte          { return nil }
-func (metaDelegate) MergeRemoteState([]byte, bool)   {}
+// OnChange registers f to run (off memberlist's lock) after members join,
+// leave or change their metadata.
+func (g *Gossip) OnChange(f func()) {
+	g.mu.Lock()
+	g.onChange = append(g.onChange, f)
+	g.mu.Unlock()
+	g.signal()
+}
+
+// SetActor publishes this worker's actor system id and remote address.
+func (g *Gossip) SetActor(id, addr string) error {
+	m := g.cfg.Meta
+	m.ActorID, m.Actor = id, addr
+	b, err := json.Marshal(m)
+	if err != nil || len(b) > memberlist.MetaMaxSize {
+		return fmt.Errorf("gossip: node metadata too large (%d bytes, at most %d)", len(b), memberlist.MetaMaxSize)
+	}
+	g.meta.set(b)
+	g.cfg.Meta = m
+	if err := g.ml.UpdateNode(5 * time.Second); err != nil {
+		return fmt.Errorf("gossip: publish actor address: %w", err)
+	}
+	g.signal()
+	return nil
+}
+
+// metaDelegate serves this node's metadata, which changes once when the
+// actor cluster starts.
+type metaDelegate struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (m *metaDelegate) set(b []byte) {
+	m.mu.Lock()
+	m.b = b
+	m.mu.Unlock()
+}
+
+func (m *metaDelegate) NodeMeta(int) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.b
+}
+func (*metaDelegate) NotifyMsg([]byte)                {}
+func (*metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+func (*metaDelegate) LocalState(bool) []byte          { return nil }
+func (*metaDelegate) MergeRemoteState([]byte, bool)   {}
 
 // filterWriter sends memberlist's own log lines to zerolog at debug, its
 // warnings and errors at warn.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-io/sluice/actors"
 	"github.com/sluice-io/sluice/cluster/assign"
+	"github.com/sluice-io/sluice/cluster/controlpb"
 	"github.com/sluice-io/sluice/cluster/group"
 	"github.com/sluice-io/sluice/cluster/state"
 )
@@ -233,6 +234,7 @@ var forwardClient = &http.Client{Timeout: 30 * time.Second}
 func (m *membership) handler(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /connectors/{connector}/tasks", m.serveTaskConfigs)
+	mux.HandleFunc("GET /workers", m.serveWorkers)
 	mux.Handle("/", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || !strings.HasPrefix(r.URL.Path, "/connectors") {
 			api.ServeHTTP(rw, r) // reads are served from the local view
@@ -287,4 +289,59 @@ func (m *membership) serveTaskConfigs(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw.WriteHeader(http.StatusNoContent)
+}
+
+// info describes this worker for its admin actor.
+func (m *membership) info() *controlpb.WorkerInfo {
+	st := m.member.State()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wi := &controlpb.WorkerInfo{WorkerId: m.w.cfg.WorkerID, RestUrl: "http://" + advertised(m.w.ln.Addr().String()),
+		Generation: st.Generation, Leader: st.Leader(), Connectors: slices.Clone(m.current.Connectors)}
+	for _, t := range m.current.Tasks {
+		wi.Tasks = append(wi.Tasks, &controlpb.TaskRef{Connector: t.Connector, Task: int32(t.Task)})
+	}
+	return wi
+}
+
+type workerJSON struct {
+	WorkerID   string          `json:"worker_id"`
+	URL        string          `json:"url"`
+	Generation int32           `json:"generation"`
+	Leader     bool            `json:"leader"`
+	Connectors []string        `json:"connectors"`
+	Tasks      []assign.TaskID `json:"tasks"`
+}
+
+// serveWorkers answers GET /workers (a Sluice extension of Connect's API):
+// every worker of the cluster, asked through the actor cluster, with what
+// it runs. Workers that do not answer in time are listed as unreachable.
+func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	out := struct {
+		Workers     []workerJSON `json:"workers"`
+		Unreachable []string     `json:"unreachable,omitempty"`
+	}{Workers: []workerJSON{}}
+	if m.w.actors == nil {
+		conflict(rw)
+		return
+	}
+	infos, errs := m.w.actors.Workers(ctx)
+	for _, wi := range infos {
+		wj := workerJSON{WorkerID: wi.WorkerId, URL: wi.RestUrl, Generation: wi.Generation, Leader: wi.Leader,
+			Connectors: wi.Connectors, Tasks: []assign.TaskID{}}
+		if wj.Connectors == nil {
+			wj.Connectors = []string{}
+		}
+		for _, t := range wi.Tasks {
+			wj.Tasks = append(wj.Tasks, assign.TaskID{Connector: t.Connector, Task: int(t.Task)})
+		}
+		out.Workers = append(out.Workers, wj)
+	}
+	for _, err := range errs {
+		out.Unreachable = append(out.Unreachable, err.Error())
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw).Encode(out)
 }

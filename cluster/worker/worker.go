@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/cluster/actorcluster"
 	"github.com/sluice-io/sluice/cluster/control"
 	"github.com/sluice-io/sluice/cluster/gossip"
 	"github.com/sluice-io/sluice/cluster/group"
@@ -192,6 +193,7 @@ type Worker struct {
 	runtime  *actors.Runtime
 
 	gossip       *gossip.Gossip
+	actors       *actorcluster.Node
 	members      *membership
 	memberCancel context.CancelFunc
 	memberDone   chan struct{}
@@ -427,6 +429,13 @@ func (w *Worker) connect(ctx context.Context) error {
 		return err
 	}
 	w.runtime = rt
+	host, _, _ := net.SplitHostPort(w.gossip.Addr())
+	if w.actors, err = actorcluster.Start(actorcluster.Config{
+		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip,
+		Info: w.members.info, Log: w.log,
+	}); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -449,6 +458,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 		case <-w.memberDone:
 		case <-ctx.Done():
 		}
+	}
+	if w.actors != nil {
+		w.actors.Shutdown()
 	}
 	if w.gossip != nil {
 		w.gossip.Leave()
