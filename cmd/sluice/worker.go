@@ -51,6 +51,9 @@ type workerFlags struct {
 	join        string
 	session     time.Duration
 	heartbeat   time.Duration
+	probe       time.Duration
+	probeWait   time.Duration
+	suspicion   int
 	logFlags
 }
 
@@ -76,6 +79,9 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.join, "join", "", "other workers' --bind addresses, host:port[,host:port...] (optional: workers also find each other through the Kafka group)")
 	fs.DurationVar(&f.session, "session-timeout", 10*time.Second, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", time.Second, "Kafka group heartbeat interval (heartbeat.interval.ms)")
+	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
+	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
+	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
 	fs.Var(&f.props, "prop", "a worker config key=value, e.g. value.converter=StringConverter (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
@@ -103,6 +109,9 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	if _, ok := f.props.m["offset.flush.interval.ms"]; ok && f.flushMs == 1000 {
 		flush = 0
 	}
+	if f.probe <= 0 || f.probeWait <= 0 || f.probeWait >= f.probe || f.suspicion < 1 {
+		return worker.Config{}, usageError{fmt.Errorf("--probe-timeout must be positive and below --probe-interval, and --suspicion-mult at least 1")}
+	}
 	if f.session <= 0 || f.heartbeat <= 0 || f.heartbeat >= f.session {
 		return worker.Config{}, usageError{fmt.Errorf("--heartbeat-interval must be positive and below --session-timeout")}
 	}
@@ -118,6 +127,9 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		GossipAdvertise:     f.advertise,
 		Join:                connectors.SplitList(f.join),
 		SessionTimeout:      f.session,
+		ProbeInterval:       f.probe,
+		ProbeTimeout:        f.probeWait,
+		SuspicionMult:       f.suspicion,
 		HeartbeatInterval:   f.heartbeat,
 		Version:             Version,
 		Log:                 log,
