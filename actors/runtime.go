@@ -200,7 +200,9 @@ func (r *Runtime) Stop(ctx context.Context) error {
 		r.opts.Log.Warn().Err(err).Msg("worker actor did not stop in time")
 	}
 	err := r.leases.wait(ctx)
-	r.system.Shutdown()
+	if !r.system.IsStopped() {
+		r.system.Shutdown()
+	}
 	if err != nil {
 		return fmt.Errorf("tasks still running at shutdown: %w", err)
 	}

@@ -128,8 +128,11 @@ func (n *Node) Workers(ctx context.Context) (infos []*controlpb.WorkerInfo, errs
 	return infos, errs
 }
 
-// Shutdown leaves the actor cluster.
-func (n *Node) Shutdown() { n.cluster.Shutdown(false) }
+// Shutdown stops remoting. It leaves the actor system alone: the worker's
+// runtime owns it and shuts it down after its tasks drained
+// (protoactor's Cluster.Shutdown would shut the system down too, and a
+// second shutdown panics).
+func (n *Node) Shutdown() { n.cluster.Remote.Shutdown(false) }
 
 // provider is a protoactor ClusterProvider whose topology is memberlist's:
 // members whose gossip metadata carries an actor address.

@@ -24,6 +24,7 @@ func node(t *testing.T, id string, join ...string) (*Node, *gossip.Gossip) {
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
+	t.Cleanup(sys.Shutdown) // after n.Shutdown, which leaves the system to its owner
 	n, err := Start(Config{System: sys, Cluster: "ac", Host: "127.0.0.1", Gossip: g, Log: zerolog.Nop(),
 		Info: func() *controlpb.WorkerInfo {
 			return &controlpb.WorkerInfo{WorkerId: id, Tasks: []*controlpb.TaskRef{{Connector: "c", Task: int32(len(id))}}}
