@@ -262,9 +262,19 @@ func (m *Member) round(ctx context.Context) error {
 	// Revoke first, then run: what moves away stops before anything new
 	// starts, and before this member reports its state again.
 	if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
+		// Stopping can take longer than the session timeout (a sink
+		// flushing, a slow close): keep the membership alive meanwhile.
+		hctx, hstop := context.WithCancel(ctx)
+		hdone := make(chan struct{})
+		go func() {
+			defer close(hdone)
+			m.keepAlive(hctx, join.Generation, join.MemberID)
+		}()
 		rctx, rcancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout)
 		err := m.h.Revoke(rctx, a.RevokedConnectors, a.RevokedTasks)
 		rcancel()
+		hstop()
+		<-hdone
 		if err != nil {
 			return fmt.Errorf("revoke: %w", err)
 		}
@@ -372,6 +382,27 @@ func (m *Member) heartbeat(ctx context.Context, lastOK *time.Time) error {
 			return fmt.Errorf("heartbeat: %w", kerr.ErrorForCode(resp.ErrorCode))
 		}
 		*lastOK = time.Now()
+	}
+}
+
+// keepAlive heartbeats for a generation until ctx ends. Its answers are
+// ignored: a rebalance or a lost membership shows at the next regular
+// heartbeat, once the revocation is done.
+func (m *Member) keepAlive(ctx context.Context, generation int32, memberID string) {
+	t := time.NewTicker(m.cfg.HeartbeatInterval)
+	defer t.Stop()
+	instance := m.cfg.WorkerID
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group, req.Generation, req.MemberID, req.InstanceID = m.cfg.Group, generation, memberID, &instance
+		hctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout/2)
+		_, _ = req.RequestWith(hctx, m.cfg.Client)
+		cancel()
 	}
 }
 

@@ -22,6 +22,8 @@ type fakeWorker struct {
 	work   assign.Work
 	tasks  []assign.TaskID
 	events []string
+	// revokeTakes makes Revoke slow, like a sink flushing before it stops.
+	revokeTakes time.Duration
 }
 
 func (f *fakeWorker) Current() ([]string, []assign.TaskID) {
@@ -36,6 +38,7 @@ func (f *fakeWorker) Work(context.Context) (assign.Work, int64, error) {
 	return f.work, 0, nil
 }
 func (f *fakeWorker) Revoke(_ context.Context, _ []string, tasks []assign.TaskID) error {
+	time.Sleep(f.revokeTakes)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tasks = slices.DeleteFunc(f.tasks, func(t assign.TaskID) bool { return slices.Contains(tasks, t) })
@@ -199,4 +202,37 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A revocation that takes longer than the session timeout does not cost the
+// member its membership: it keeps heartbeating while it stops tasks.
+func TestSlowRevocationKeepsTheMembership(t *testing.T) {
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	work := tasksOf(4)
+	a := run(t, broker, "a", work)
+	a.f.mu.Lock()
+	a.f.revokeTakes = 8 * time.Second // session timeout is 6 s
+	a.f.mu.Unlock()
+	eventually(t, "a runs all 4", func() error {
+		if tasks, _ := a.f.snapshot(); len(tasks) != 4 {
+			return fmt.Errorf("%d tasks", len(tasks))
+		}
+		return nil
+	})
+	b := run(t, broker, "b", work)
+	eventually(t, "2-2 after a slow revocation", func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		if len(ta) != 2 || len(tb) != 2 {
+			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
+		}
+		return nil
+	})
+	if _, events := a.f.snapshot(); slices.Contains(events, "lost") {
+		t.Fatalf("a lost its membership during a slow revocation: %v", events)
+	}
 }
