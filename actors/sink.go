@@ -91,6 +91,13 @@ func (p *sinkPipeline) connect() error {
 	opts := append([]kgo.Opt{}, p.rt.opts.KafkaOpts...)
 	opts = append(opts,
 		kgo.ConsumerGroup("connect-"+p.id.Connector),
+		// Static membership per task: invariant 4 keeps one instance of a
+		// task running, so when the task moves (a worker died), its new
+		// consumer takes the dead one's place at once instead of waiting
+		// out the session; an old instance still alive is fenced.
+		kgo.InstanceID(fmt.Sprintf("%s-%d", p.id.Connector, p.id.Task)),
+		kgo.SessionTimeout(10*time.Second),
+		kgo.HeartbeatInterval(time.Second),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

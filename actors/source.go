@@ -36,6 +36,20 @@ const pollTimeout = 500 * time.Millisecond
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	p.tracker = newOffsetTracker()
 	p.topics = map[string]bool{}
+	if r, ok := p.rt.opts.Offsets.(interface{ ReadToEnd(context.Context) error }); ok {
+		// The offsets table is tailed in the background; a task that moved
+		// here reads its predecessor's last flush first, as Connect's
+		// offset reader does, rather than replaying from an older one.
+		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+		err := r.ReadToEnd(rctx)
+		rcancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("read the offsets topic to its end: %w", err)
+		}
+	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
 	cancel()

@@ -85,6 +85,11 @@ func (s *SourceStore) Start(ctx context.Context) error {
 // Close stops tailing and closes the client.
 func (s *SourceStore) Close() { s.t.Close() }
 
+// ReadToEnd returns once every offset written to the topic before the call
+// has been read: a task that moved here from another worker must see its
+// predecessor's last flush before it opens.
+func (s *SourceStore) ReadToEnd(ctx context.Context) error { return s.t.WaitForEnd(ctx) }
+
 func (s *SourceStore) apply(r *kgo.Record) {
 	connector, partition, err := parseOffsetKey(r.Key)
 	var value []byte
