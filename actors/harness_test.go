@@ -24,7 +24,8 @@ import (
 // stores, driven from the config topic like cluster/worker does.
 type env struct {
 	t        *testing.T
-	broker   *kfake.Cluster
+	k        *kafkatest.Env
+	broker   *kfake.Cluster // nil on a real broker
 	kopts    []kgo.Opt
 	client   *kgo.Client
 	adm      *kadm.Client
@@ -35,10 +36,23 @@ type env struct {
 	cancel   context.CancelFunc
 }
 
+// newEnv runs on the broker kafkatest.Start gives: kfake, or the real
+// broker SLUICE_TEST_BOOTSTRAP names.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	k := kafkatest.Start(t, "t", ProducerOpts()...)
-	e := &env{t: t, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
+	return newEnvOn(t, kafkatest.Start(t, "t", ProducerOpts()...))
+}
+
+// newFakeEnv always runs on kfake, for tests that inject broker failures
+// with e.broker.ControlKey.
+func newFakeEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, kafkatest.StartFake(t, "t", ProducerOpts()...))
+}
+
+func newEnvOn(t *testing.T, k *kafkatest.Env) *env {
+	t.Helper()
+	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
 	log, producer := k.Log, k.Producer
 	var err error
@@ -77,6 +91,9 @@ func newEnv(t *testing.T) *env {
 	})
 	return e
 }
+
+// topic names a data topic of this test, unique on a shared real broker.
+func (e *env) topic(name string) string { return e.k.Topic(name) }
 
 func (e *env) create(name string, config map[string]string) {
 	e.t.Helper()

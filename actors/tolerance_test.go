@@ -55,11 +55,11 @@ func jsonSink(name, topic string, extra map[string]string) map[string]string {
 // is skipped silently.
 func TestBadRecordFailsTaskWithoutTolerance(t *testing.T) {
 	e := newEnv(t)
-	produceMixed(t, e, "mixed-none")
-	e.create("strict", jsonSink("strict", "mixed-none", nil))
+	produceMixed(t, e, e.topic("mixed-none"))
+	e.create("strict", jsonSink("strict", e.topic("mixed-none"), nil))
 	eventually(t, 20*time.Second, "FAILED naming the bad record", func() error {
 		st := e.taskState("strict", 0)
-		if st.State == state.Failed && strings.Contains(st.Trace, "mixed-none-0@5") {
+		if st.State == state.Failed && strings.Contains(st.Trace, e.topic("mixed-none")+"-0@5") {
 			return nil
 		}
 		return fmt.Errorf("%+v", st)
@@ -79,11 +79,11 @@ func TestBadRecordFailsTaskWithoutTolerance(t *testing.T) {
 // consumer offsets move past both.
 func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 	e := newEnv(t)
-	good := produceMixed(t, e, "mixed-all")
-	e.create("lenient", jsonSink("lenient", "mixed-all", map[string]string{
+	good := produceMixed(t, e, e.topic("mixed-all"))
+	e.create("lenient", jsonSink("lenient", e.topic("mixed-all"), map[string]string{
 		"errors.tolerance":                              "all",
 		"errors.log.enable":                             "true",
-		"errors.deadletterqueue.topic.name":             "lenient-dlq",
+		"errors.deadletterqueue.topic.name":             e.topic("lenient-dlq"),
 		"errors.deadletterqueue.context.headers.enable": "true",
 	}))
 	h := hooksFor("lenient")
@@ -95,7 +95,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		}
 		return nil
 	})
-	dlq := e.readTopic("lenient-dlq", 10)
+	dlq := e.readTopic(e.topic("lenient-dlq"), 10)
 	if len(dlq) != 10 {
 		t.Fatalf("DLQ has %d records, want 10", len(dlq))
 	}
@@ -107,7 +107,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		for _, hd := range r.Headers {
 			headers[hd.Key] = string(hd.Value)
 		}
-		if headers["__connect.errors.topic"] != "mixed-all" || headers["__connect.errors.offset"] == "" || headers["__connect.errors.exception.message"] == "" {
+		if headers["__connect.errors.topic"] != e.topic("mixed-all") || headers["__connect.errors.offset"] == "" || headers["__connect.errors.exception.message"] == "" {
 			t.Fatalf("DLQ headers %v", headers)
 		}
 	}
@@ -116,7 +116,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if o, ok := offs.Lookup("mixed-all", 0); !ok || o.At != 100 {
+		if o, ok := offs.Lookup(e.topic("mixed-all"), 0); !ok || o.At != 100 {
 			return fmt.Errorf("committed %+v", o)
 		}
 		return nil
@@ -132,7 +132,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 func TestUnconvertibleSourceRecordIsNotCommitted(t *testing.T) {
 	e := newEnv(t)
 	// The test source emits string values; ByteArrayConverter takes only bytes.
-	e.create("badconv", map[string]string{"name": "badconv", "connector.class": "test.TestSource", "topic": "badconv-out",
+	e.create("badconv", map[string]string{"name": "badconv", "connector.class": "test.TestSource", "topic": e.topic("badconv-out"),
 		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"})
 	eventually(t, 20*time.Second, "FAILED naming the conversion", func() error {
 		if st := e.taskState("badconv", 0); st.State != state.Failed || !strings.Contains(st.Trace, "convert value") {

@@ -25,7 +25,8 @@ import (
 // actor runtime, driven from the config topic as cluster/worker drives it.
 type env struct {
 	tb       testing.TB
-	broker   *kfake.Cluster
+	k        *kafkatest.Env
+	broker   *kfake.Cluster // nil on a real broker (SLUICE_TEST_BOOTSTRAP)
 	kopts    []kgo.Opt
 	adm      *kadm.Client
 	configs  *state.ConfigLog
@@ -44,7 +45,7 @@ const benchFlushInterval = 100 * time.Millisecond
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
 	k := kafkatest.Start(tb, "bench", actors.ProducerOpts()...)
-	e := &env{tb: tb, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
+	e := &env{tb: tb, k: k, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
 	log, producer := k.Log, k.Producer
 	var err error

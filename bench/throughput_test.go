@@ -157,7 +157,8 @@ func runPair(ctx context.Context, e *env, raw *kgo.Client, run int, s throughput
 ) (pairResult, error) {
 	var r pairResult
 	name := fmt.Sprintf("gen-%d", run)
-	rawTopic, sluiceTopic := name+"-raw", name+"-sluice"
+	// Unique on a real broker, which earlier runs share.
+	rawTopic, sluiceTopic := e.k.Topic(name+"-raw"), e.k.Topic(name+"-sluice")
 	// Same partition count for both; Sluice finds its topic existing.
 	for _, topic := range []string{rawTopic, sluiceTopic} {
 		if err := e.createTopic(ctx, topic, int32(s.tasks)); err != nil {

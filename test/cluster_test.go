@@ -13,13 +13,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 )
 
 // cluster is a `sluice broker` and `sluice worker` processes of one cluster.
+// When SLUICE_TEST_BOOTSTRAP names a real broker (Apache Kafka from
+// test/kafka/kafka.sh), the workers use it instead of a `sluice broker`,
+// and the cluster's name and topics are made unique, for that broker is
+// shared with other tests and earlier runs.
 type cluster struct {
 	t         *testing.T
 	name      string
 	bootstrap string
+	external  bool
 	workers   map[string]*workerProc
 }
 
@@ -30,6 +36,12 @@ type workerProc struct {
 
 func startCluster(t *testing.T, name string) *cluster {
 	t.Helper()
+	if seeds := kafkatest.Bootstrap(); len(seeds) > 0 {
+		c := &cluster{t: t, name: kafkatest.Unique(name), bootstrap: strings.Join(seeds, ","), external: true,
+			workers: map[string]*workerProc{}}
+		t.Logf("cluster %s on the broker at %s", c.name, c.bootstrap)
+		return c
+	}
 	addr := freeAddr(t)
 	b := startProc(t, "broker", nil, "broker", "--addr", addr, "--data-dir", t.TempDir())
 	deadline := time.Now().Add(startDeadline)
@@ -51,6 +63,23 @@ func startCluster(t *testing.T, name string) *cluster {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return &cluster{t: t, name: name, bootstrap: addr, workers: map[string]*workerProc{}}
+}
+
+// other is another cluster on c's broker.
+func (c *cluster) other(name string) *cluster {
+	if c.external {
+		name = kafkatest.Unique(name)
+	}
+	return &cluster{t: c.t, name: name, bootstrap: c.bootstrap, external: c.external, workers: map[string]*workerProc{}}
+}
+
+// topic names a data topic of the cluster: name itself on the cluster's own
+// `sluice broker`, and unique on a shared real broker.
+func (c *cluster) topic(name string) string {
+	if c.external {
+		return name + "-" + c.name
+	}
+	return name
 }
 
 // add starts a worker; join lists gossip seeds (workers also find each
@@ -161,7 +190,7 @@ func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
 	c.add("w2", w1.bind)
 	c.add("w3", w1.bind)
 	code, body := mustSend(t, "POST", "http://"+c.any()+"/connectors", connectorJSON(t, "gen", map[string]string{
-		"connector.class": "Datagen", "topic": "gen", "tasks.max": "12", "records.per.second": "100",
+		"connector.class": "Datagen", "topic": c.topic("gen"), "tasks.max": "12", "records.per.second": "100",
 		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter.schemas.enable": "false",
 	}))
 	if code != http.StatusCreated {
@@ -195,14 +224,14 @@ func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
 		t.Fatalf("pause: %d %s", code, body)
 	}
 	time.Sleep(time.Second)
-	checkNoGaps(t, c.bootstrap, "gen", 12)
+	checkNoGaps(t, c.bootstrap, c.topic("gen"), 12)
 }
 
 // checkNoGaps reads topic (which must have stopped growing) and checks that each Datagen task's sequence has
 // no gap: duplicates are allowed (at-least-once), holes are not.
 func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -257,14 +286,15 @@ func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
 func TestClustersWithDifferentNamesStaySeparate(t *testing.T) {
 	c := startCluster(t, "alpha")
 	a := c.add("a1")
-	other := &cluster{t: t, name: "beta", bootstrap: c.bootstrap, workers: map[string]*workerProc{}}
+	other := c.other("beta")
 	b := other.add("b1", a.bind)
 	for _, x := range []struct {
-		w    *workerProc
-		name string
-	}{{a, "in-alpha"}, {b, "in-beta"}} {
+		w     *workerProc
+		name  string
+		topic string
+	}{{a, "in-alpha", c.topic("in-alpha")}, {b, "in-beta", other.topic("in-beta")}} {
 		code, body := mustSend(t, "POST", "http://"+x.w.rest+"/connectors", connectorJSON(t, x.name, map[string]string{
-			"connector.class": "Datagen", "topic": x.name, "tasks.max": "1", "records.per.second": "10",
+			"connector.class": "Datagen", "topic": x.topic, "tasks.max": "1", "records.per.second": "10",
 		}))
 		if code != http.StatusCreated {
 			t.Fatalf("create %s: %d %s", x.name, code, body)

@@ -1,0 +1,506 @@
+package chaos
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors/datagen"
+)
+
+// topicReport is what one Datagen topic held at the end.
+type topicReport struct {
+	Records    int    `json:"records"`
+	Distinct   int    `json:"distinct"`
+	Duplicates int    `json:"duplicates"`
+	Gaps       int    `json:"gaps"` // missing sequence numbers below each task's highest
+	Missing    string `json:"missing,omitempty"`
+}
+
+// sinkReport compares the sink's file with its topic.
+type sinkReport struct {
+	Topic      string `json:"topic"`
+	Lines      int    `json:"lines"`
+	Distinct   int    `json:"distinct"`
+	Duplicates int    `json:"duplicates"`
+	Torn       int    `json:"torn_lines"`
+	Missing    int    `json:"missing"` // records of the topic not in the file
+	MissingSeq string `json:"missing_seq,omitempty"`
+}
+
+type report struct {
+	Seed               uint64                 `json:"seed"`
+	Duration           string                 `json:"duration"`
+	Workers            int                    `json:"workers"`
+	Broker             string                 `json:"broker"`
+	Kills              int                    `json:"kills"`
+	KillsInBrokerStall int                    `json:"kills_in_broker_stall"`
+	GracefulRestarts   int                    `json:"graceful_restarts"`
+	BadGracefulStops   int                    `json:"graceful_stops_not_exit_0"`
+	Records            int                    `json:"records"`
+	Gaps               int                    `json:"gaps"`
+	Duplicates         int                    `json:"duplicates"`
+	Topics             map[string]topicReport `json:"topics"`
+	Sink               sinkReport             `json:"sink"`
+	Failovers          []string               `json:"failovers"`
+	SlowestFailover    string                 `json:"slowest_failover"`
+	Generations        int                    `json:"generations_seen"`
+	Problems           []string               `json:"problems,omitempty"`
+	Verdict            string                 `json:"verdict"`
+}
+
+type seqKey struct {
+	task int
+	seq  int64
+}
+
+// verify reads the paused sources' topics to their ends, waits for the sink
+// to write all of its topic, and checks the logs and the status topic.
+func (c *chaosRun) verify() *report {
+	c.t.Helper()
+	res := &report{Seed: c.s.seed, Duration: c.s.duration.String(), Workers: c.s.workers,
+		Broker: "sluice broker", Topics: map[string]topicReport{}}
+	if c.s.bootstrap != "" {
+		res.Broker = c.s.bootstrap
+	}
+	sinkTopic := c.topics[c.sources[0]]
+	var sinkWant map[seqKey]bool
+	for _, name := range c.sources {
+		topic := c.topics[name]
+		vals := c.readTopic(topic)
+		counts := map[seqKey]int{}
+		for _, v := range vals {
+			task, seq, err := datagen.ParseValue(v)
+			if err != nil || task < 0 || task >= sourceTasks {
+				res.Problems = append(res.Problems, fmt.Sprintf("topic %s: a record that is not a Datagen value of tasks 0-%d: %q (%v)", topic, sourceTasks-1, v, err))
+				continue
+			}
+			counts[seqKey{task, seq}]++
+		}
+		tr := topicReport{Records: len(vals), Distinct: len(counts), Duplicates: len(vals) - len(counts)}
+		var missing []string
+		for task := range sourceTasks {
+			top := int64(-1)
+			for k := range counts {
+				if k.task == task && k.seq > top {
+					top = k.seq
+				}
+			}
+			if top < 0 {
+				res.Problems = append(res.Problems, fmt.Sprintf("topic %s: task %d produced nothing", topic, task))
+				continue
+			}
+			var gaps []int64
+			for s := int64(0); s < top; s++ {
+				if counts[seqKey{task, s}] == 0 {
+					gaps = append(gaps, s)
+				}
+			}
+			if len(gaps) > 0 {
+				tr.Gaps += len(gaps)
+				missing = append(missing, fmt.Sprintf("task %d seq %s (%d of 0-%d)", task, ranges(gaps), len(gaps), top))
+			}
+		}
+		if len(missing) > 0 {
+			tr.Missing = strings.Join(missing, "; ")
+			res.Problems = append(res.Problems, fmt.Sprintf("connector %s lost records: topic %s is missing %s", name, topic, tr.Missing))
+		}
+		res.Topics[topic] = tr
+		res.Records += tr.Records
+		res.Gaps += tr.Gaps
+		res.Duplicates += tr.Duplicates
+		if topic == sinkTopic {
+			sinkWant = map[seqKey]bool{}
+			for k := range counts {
+				sinkWant[k] = true
+			}
+		}
+	}
+	c.t.Logf("topics read: %d records", res.Records)
+	sinkWait := time.Now()
+	res.Sink = c.checkSink(sinkTopic, sinkWant)
+	c.t.Logf("sink file checked after %v", time.Since(sinkWait).Round(time.Millisecond))
+	if res.Sink.Missing > 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("sink %s: %d records of topic %s are not in %s: %s",
+			c.sink, res.Sink.Missing, sinkTopic, c.sinkFile, res.Sink.MissingSeq))
+	}
+	if res.Sink.Torn > 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("sink %s: %d lines of %s are not whole Datagen values (torn writes)", c.sink, res.Sink.Torn, c.sinkFile))
+	}
+	res.Gaps += res.Sink.Missing
+	res.Duplicates += res.Sink.Duplicates
+	gens, problems := c.checkGenerations()
+	res.Generations = gens
+	res.Problems = append(res.Problems, problems...)
+	res.Problems = append(res.Problems, c.checkStatusTopic()...)
+	return res
+}
+
+// ranges renders sorted numbers as "3-7, 12, 20-21", the first 20 ranges.
+func ranges(ns []int64) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if len(parts) == 20 {
+			parts = append(parts, "...")
+			break
+		}
+		if i == j {
+			parts = append(parts, strconv.FormatInt(ns[i], 10))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// readTopic waits until the topic stops growing, then returns every value
+// up to its end offsets.
+func (c *chaosRun) readTopic(topic string) [][]byte {
+	c.t.Helper()
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer adm.Close()
+	admin := kadm.NewClient(adm)
+	ends := func() map[int32]int64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		lo, err := admin.ListEndOffsets(ctx, topic)
+		if err != nil {
+			c.fatalf("end offsets of %s: %v", topic, err)
+		}
+		out := map[int32]int64{}
+		lo.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				c.fatalf("end offset of %s[%d]: %v", topic, o.Partition, o.Err)
+			}
+			out[o.Partition] = o.Offset
+		})
+		return out
+	}
+	// Paused tasks still finish what was in flight: the end offsets must
+	// hold still for two seconds.
+	deadline := time.Now().Add(startDeadline)
+	end := ends()
+	for {
+		time.Sleep(2 * time.Second)
+		now := ends()
+		if fmt.Sprint(now) == fmt.Sprint(end) {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.fatalf("topic %s still grows %v after its connector was paused (%v -> %v)", topic, startDeadline, end, now)
+		}
+		end = now
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	var vals [][]byte
+	next := map[int32]int64{}
+	done := func() bool {
+		for p, e := range end {
+			if next[p] < e {
+				return false
+			}
+		}
+		return true
+	}
+	deadline = time.Now().Add(2 * startDeadline)
+	for !done() {
+		if time.Now().After(deadline) {
+			c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachError(func(_ string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
+			}
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < end[r.Partition] {
+				vals = append(vals, r.Value)
+			}
+			next[r.Partition] = r.Offset + 1
+		})
+	}
+	return vals
+}
+
+// checkSink waits until the sink's file holds every record of want and
+// stops growing, then counts its lines.
+func (c *chaosRun) checkSink(topic string, want map[seqKey]bool) sinkReport {
+	c.t.Helper()
+	read := func() (sinkReport, map[seqKey]bool, int) {
+		b, err := os.ReadFile(c.sinkFile)
+		if err != nil && !os.IsNotExist(err) {
+			c.t.Fatal(err)
+		}
+		r := sinkReport{Topic: topic}
+		seen := map[seqKey]bool{}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			r.Lines++
+			task, seq, err := datagen.ParseValue(sc.Bytes())
+			if err != nil {
+				r.Torn++
+				continue
+			}
+			seen[seqKey{task, seq}] = true
+		}
+		r.Distinct = len(seen)
+		r.Duplicates = r.Lines - r.Torn - r.Distinct
+		return r, seen, len(b)
+	}
+	deadline := time.Now().Add(3 * startDeadline)
+	var (
+		r       sinkReport
+		seen    map[seqKey]bool
+		size    int
+		stable  time.Time
+		prevLen = -1
+	)
+	for {
+		r, seen, size = read()
+		complete := true
+		for k := range want {
+			if !seen[k] {
+				complete = false
+				break
+			}
+		}
+		if size != prevLen {
+			prevLen, stable = size, time.Now()
+		}
+		// Complete, and no replay still being written for three seconds.
+		if complete && time.Since(stable) >= 3*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	missing := map[int][]int64{}
+	for k := range want {
+		if !seen[k] {
+			missing[k.task] = append(missing[k.task], k.seq)
+			r.Missing++
+		}
+	}
+	var parts []string
+	for task := range sourceTasks {
+		if s := missing[task]; len(s) > 0 {
+			slices.Sort(s)
+			parts = append(parts, fmt.Sprintf("task %d seq %s", task, ranges(s)))
+		}
+	}
+	r.MissingSeq = strings.Join(parts, "; ")
+	return r
+}
+
+// assignmentLine is the part of a worker's "assignment received" log line
+// that the generation check needs.
+type assignmentLine struct {
+	Message    string `json:"message"`
+	Worker     string `json:"worker"`
+	Generation int32  `json:"generation"`
+	Tasks      int    `json:"tasks"`
+}
+
+// checkGenerations reads every worker incarnation's log: in one generation
+// the workers' assignments together may hold at most every task once. The
+// log line carries the number of tasks, not their ids, so this catches a
+// task handed to two workers in one generation only as an excess over the
+// total; the status topic check below names tasks.
+func (c *chaosRun) checkGenerations() (int, []string) {
+	perGen := map[int32]map[string]int{}
+	for _, p := range c.allProcs {
+		b, err := os.ReadFile(p.stderr)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if !strings.Contains(line, "assignment received") {
+				continue
+			}
+			var a assignmentLine
+			if json.Unmarshal([]byte(line), &a) != nil || a.Message != "assignment received" {
+				continue
+			}
+			if perGen[a.Generation] == nil {
+				perGen[a.Generation] = map[string]int{}
+			}
+			// The same worker may get a generation's assignment twice
+			// (a rejoin that did not rebalance): count it once.
+			perGen[a.Generation][a.Worker] = max(perGen[a.Generation][a.Worker], a.Tasks)
+		}
+	}
+	var problems []string
+	total := c.taskCount()
+	gens := slices.Sorted(func(yield func(int32) bool) {
+		for g := range perGen {
+			if !yield(g) {
+				return
+			}
+		}
+	})
+	for _, g := range gens {
+		sum := 0
+		for _, n := range perGen[g] {
+			sum += n
+		}
+		if sum > total {
+			problems = append(problems, fmt.Sprintf("generation %d: workers' assignments hold %d tasks, but there are only %d (%v): a task was assigned twice", g, sum, total, perGen[g]))
+		}
+	}
+	if len(gens) == 0 {
+		problems = append(problems, `no worker logged "assignment received": the generation check has nothing to check`)
+	}
+	return len(gens), problems
+}
+
+// statusValue is a task status record of the status topic.
+type statusValue struct {
+	State      string `json:"state"`
+	WorkerID   string `json:"worker_id"`
+	Generation int64  `json:"generation"`
+}
+
+// checkStatusTopic reads the whole status topic: a task reported RUNNING by
+// two workers with the same generation ran on both in that generation
+// (invariant 4).
+func (c *chaosRun) checkStatusTopic() []string {
+	c.t.Helper()
+	topic := c.name + "-status"
+	vals := map[string][]statusValue{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	idle := 0
+	deadline := time.Now().Add(startDeadline)
+	for idle < 3 && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			idle++
+			continue
+		}
+		idle = 0
+		fs.EachRecord(func(r *kgo.Record) {
+			key := string(r.Key)
+			if !strings.HasPrefix(key, "status-task-") || r.Value == nil {
+				return
+			}
+			var v statusValue
+			if json.Unmarshal(r.Value, &v) == nil {
+				vals[key] = append(vals[key], v)
+			}
+		})
+	}
+	if len(vals) == 0 {
+		return []string{fmt.Sprintf("status topic %s holds no task status: the status check has nothing to check", topic)}
+	}
+	var problems []string
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		byGen := map[int64]map[string]bool{}
+		for _, v := range vals[key] {
+			if v.State != "RUNNING" {
+				continue
+			}
+			if byGen[v.Generation] == nil {
+				byGen[v.Generation] = map[string]bool{}
+			}
+			byGen[v.Generation][v.WorkerID] = true
+		}
+		for g, ws := range byGen {
+			if len(ws) > 1 {
+				names := make([]string, 0, len(ws))
+				for w := range ws {
+					names = append(names, w)
+				}
+				sort.Strings(names)
+				problems = append(problems, fmt.Sprintf("%s: RUNNING on %s in generation %d", strings.TrimPrefix(key, "status-task-"), strings.Join(names, " and "), g))
+			}
+		}
+	}
+	return problems
+}
+
+// finish writes the report and the verdict, and fails the test on any
+// problem, naming the seed.
+func (c *chaosRun) finish(res *report) {
+	c.t.Helper()
+	c.mu.Lock()
+	fos := slices.Clone(c.failovers)
+	unresolved := len(c.pending)
+	bad := slices.Clone(c.badStops)
+	c.mu.Unlock()
+	var slowest time.Duration
+	for _, d := range fos {
+		res.Failovers = append(res.Failovers, d.Round(time.Millisecond).String())
+		slowest = max(slowest, d)
+	}
+	res.SlowestFailover = slowest.Round(100 * time.Millisecond).String()
+	if unresolved > 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("%d kills were never followed by all tasks RUNNING while the status was polled", unresolved))
+	}
+	res.BadGracefulStops = len(bad)
+	res.Problems = append(res.Problems, bad...)
+	if res.Kills == 0 {
+		res.Problems = append(res.Problems, "no worker was killed: the run proves nothing (duration too short?)")
+	}
+	verdict := "PASS"
+	if len(res.Problems) > 0 {
+		verdict = "FAIL"
+	}
+	res.Verdict = fmt.Sprintf("chaos: %s seed=%d kills=%d restarts=%d records=%d gaps=%d duplicates=%d slowest_failover=%s",
+		verdict, res.Seed, res.Kills, res.GracefulRestarts, res.Records, res.Gaps, res.Duplicates, res.SlowestFailover)
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(c.s.report, append(b, '\n'), 0o644); err != nil {
+		c.t.Errorf("write report %s: %v", c.s.report, err)
+	}
+	c.t.Logf("report %s:\n%s", c.s.report, b)
+	fmt.Println(res.Verdict)
+	c.t.Log(res.Verdict)
+	if len(res.Problems) > 0 {
+		c.fatalf("%d problems:\n  %s", len(res.Problems), strings.Join(res.Problems, "\n  "))
+	}
+}
