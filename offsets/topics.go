@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -99,11 +100,8 @@ func EnsureTopics(ctx context.Context, adm *kadm.Client, specs ...TopicSpec) err
 				continue
 			}
 			// Someone else created it meanwhile: check theirs.
-			if details, err = adm.ListTopics(fresh, s.Name); err != nil {
-				return fmt.Errorf("describing topic %q: %w", s.Name, err)
-			}
-			if d = details[s.Name]; d.Err != nil {
-				return fmt.Errorf("describing topic %q: %w", s.Name, d.Err)
+			if d, err = describeCreated(fresh, adm, s.Name); err != nil {
+				return err
 			}
 		}
 		if err := checkTopic(ctx, adm, s, d); err != nil {
@@ -111,6 +109,35 @@ func EnsureTopics(ctx context.Context, adm *kadm.Client, specs ...TopicSpec) err
 		}
 	}
 	return nil
+}
+
+// describeCreated describes a topic another worker just created. Apache
+// Kafka answers UNKNOWN_TOPIC_OR_PARTITION until the creation reached the
+// broker's metadata (kfake never does), so that answer is retried until ctx
+// ends.
+func describeCreated(ctx context.Context, adm *kadm.Client, name string) (kadm.TopicDetail, error) {
+	delay := 50 * time.Millisecond
+	for {
+		details, err := adm.ListTopics(ctx, name)
+		if err != nil {
+			return kadm.TopicDetail{}, fmt.Errorf("describing topic %q: %w", name, err)
+		}
+		d := details[name]
+		if d.Err == nil {
+			return d, nil
+		}
+		if !errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			return d, fmt.Errorf("describing topic %q: %w", name, d.Err)
+		}
+		select {
+		case <-ctx.Done():
+			return d, fmt.Errorf("describing topic %q: %w (it was created by another worker but never became visible)", name, d.Err)
+		case <-time.After(delay):
+		}
+		if delay *= 2; delay > time.Second {
+			delay = time.Second
+		}
+	}
 }
 
 // createTopic reports false without error when the topic already exists.
