@@ -48,6 +48,9 @@ type Options struct {
 	Offsets     OffsetStore
 	Status      StatusReporter
 	TaskConfigs TaskConfigWriter
+	// Topics records the topics tasks produce to or consume from
+	// (topics.go); nil records nothing.
+	Topics TopicRecorder
 	// KafkaOpts connect to the cluster's Kafka (seed brokers, TLS, ...);
 	// sink tasks build their consumers from them.
 	KafkaOpts []kgo.Opt
@@ -106,7 +109,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	// protoactor logs through slog; keep it at Warn (DESIGN.md), our own
 	// logs carry the worker, connector and task fields.
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		return slog.New(routine{slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})})
 	}))
 	r := &Runtime{opts: opts, system: system, leases: newLeases(), live: map[string]int{}}
 	pid, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newWorkerActor(r) }), "worker")
@@ -116,6 +119,22 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	r.worker = pid
 	return r, nil
 }
+
+// routine drops protoactor's errors about connections that end as a matter
+// of course: every admin command (`sluice connectors ...`) is a short-lived
+// remote that disconnects when done, and a worker that dies is reported by
+// gossip, with its id, anyway.
+type routine struct{ slog.Handler }
+
+func (h routine) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "EndpointWriter lost connection" {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h routine) WithAttrs(as []slog.Attr) slog.Handler { return routine{h.Handler.WithAttrs(as)} }
+func (h routine) WithGroup(name string) slog.Handler    { return routine{h.Handler.WithGroup(name)} }
 
 // ActorSystem is the runtime's actor system, for the actor cluster that
 // joins it to the other workers (cluster/actorcluster).
@@ -142,6 +161,18 @@ func (r *Runtime) Restart(connector string, includeTasks, onlyFailed bool) {
 		return
 	}
 	r.system.Root.Send(r.worker, &restart{connector: connector, includeTasks: includeTasks, onlyFailed: onlyFailed})
+}
+
+// RestartTask restarts one task if it runs on this worker, whatever its
+// state; it returns at once and reports whether the task runs here.
+func (r *Runtime) RestartTask(connector string, task int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.isLive(taskKey(state.TaskID{Connector: connector, Task: task})) {
+		return false
+	}
+	r.system.Root.Send(r.worker, &restart{connector: connector, task: task, onlyTask: true})
+	return true
 }
 
 // WaitStopped returns once none of tasks runs on this worker any more: no

@@ -26,6 +26,7 @@ type sinkPipeline struct {
 	tol        tolerance
 
 	client *kgo.Client
+	active *taskTopics // topics recorded as used (topics.go)
 
 	mu        sync.Mutex
 	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
@@ -40,6 +41,7 @@ const maxPollRecords = 500
 func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	p.written = map[connectors.TopicPartition]int64{}
 	p.committed = map[connectors.TopicPartition]int64{}
+	p.active = p.newTaskTopics(ctx)
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
 	cancel()
@@ -199,6 +201,9 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 				return
 			}
 		} else {
+			// As Connect, a topic counts as used once a record of it
+			// was consumed and converted.
+			p.active.use(r.Topic)
 			batch = append(batch, sr)
 		}
 		next[tp] = r.Offset + 1

@@ -26,6 +26,7 @@ type sourcePipeline struct {
 
 	tracker   *offsetTracker
 	topics    map[string]bool // topics known to exist
+	active    *taskTopics     // topics recorded as used (topics.go)
 	lastFlush time.Time
 }
 
@@ -36,6 +37,7 @@ const pollTimeout = 500 * time.Millisecond
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	p.tracker = newOffsetTracker()
 	p.topics = map[string]bool{}
+	p.active = p.newTaskTopics(ctx)
 	if r, ok := p.rt.opts.Offsets.(interface{ ReadToEnd(context.Context) error }); ok {
 		// The offsets table is tailed in the background; a task that moved
 		// here reads its predecessor's last flush first, as Connect's
@@ -169,7 +171,15 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		}
 		p.topics[kr.Topic] = true
 	}
-	p.rt.opts.Producer.Produce(produceCtx, kr, func(_ *kgo.Record, err error) { p.tracker.ack(e, err) })
+	// As Connect, a topic counts as used once Kafka acknowledged a record
+	// of it.
+	active := p.active.entry(kr.Topic)
+	p.rt.opts.Producer.Produce(produceCtx, kr, func(_ *kgo.Record, err error) {
+		p.tracker.ack(e, err)
+		if err == nil {
+			p.active.used(active)
+		}
+	})
 	return nil
 }
 

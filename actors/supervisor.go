@@ -258,10 +258,13 @@ func (s *supervisor) maybeWriteTaskConfigs(c actor.Context, configs []map[string
 
 // restart is an operator's restart of a connector (and, with includeTasks,
 // its tasks here); onlyFailed limits it to what is FAILED now.
+// With onlyTask, it restarts task alone (POST .../tasks/{t}/restart).
 type restart struct {
 	connector    string
 	includeTasks bool
 	onlyFailed   bool
+	onlyTask     bool
+	task         int
 }
 
 // StatusReader is the read side of a StatusReporter; a reporter that also
@@ -272,6 +275,14 @@ type StatusReader interface {
 }
 
 func (s *supervisor) restart(c actor.Context, r *restart) {
+	if r.onlyTask {
+		if ch, ok := s.tasks[r.task]; ok {
+			s.log.Info().Int("task", r.task).Msg("restarting task on request")
+			s.stopChild(c, ch)
+			s.tasks[r.task] = s.spawn(c, r.task, ch.config)
+		}
+		return
+	}
 	reader, _ := s.rt.opts.Status.(StatusReader)
 	failed := func(st state.Status, ok bool) bool { return ok && st.State == state.Failed }
 	if s.connector != nil && s.work != nil {

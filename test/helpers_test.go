@@ -235,21 +235,23 @@ type dev struct {
 	dataDir   string
 	kafkaAddr string
 	restAddr  string
-	extra     []string
+	// bindAddr is the gossip address, where the admin commands --join.
+	bindAddr string
+	extra    []string
 }
 
 // startDev starts `sluice dev` on fresh loopback ports with its own data
 // directory and waits until GET /health answers 200.
 func startDev(t *testing.T, dataDir string, extraArgs ...string) *dev {
 	t.Helper()
-	d := &dev{t: t, dataDir: dataDir, kafkaAddr: freeAddr(t), restAddr: freeAddr(t), extra: extraArgs}
+	d := &dev{t: t, dataDir: dataDir, kafkaAddr: freeAddr(t), restAddr: freeAddr(t), bindAddr: freeAddr(t), extra: extraArgs}
 	d.start()
 	return d
 }
 
 func (d *dev) start() {
 	d.t.Helper()
-	args := append([]string{"dev", "--data-dir", d.dataDir, "--kafka-addr", d.kafkaAddr, "--rest-addr", d.restAddr}, d.extra...)
+	args := append([]string{"dev", "--data-dir", d.dataDir, "--kafka-addr", d.kafkaAddr, "--rest-addr", d.restAddr, "--bind", d.bindAddr}, d.extra...)
 	d.proc = startProc(d.t, "sluice-dev", nil, args...)
 	waitHealthy(d.t, d.proc, d.restAddr)
 }
@@ -261,7 +263,7 @@ func (d *dev) restart() {
 	if !d.exited() {
 		d.t.Fatalf("restart of a running process")
 	}
-	waitPortsFree(d.t, d.kafkaAddr, d.restAddr)
+	waitPortsFree(d.t, d.kafkaAddr, d.restAddr, d.bindAddr)
 	d.start()
 }
 

@@ -39,7 +39,10 @@ type Config struct {
 	Gossip *gossip.Gossip
 	// Info describes this worker for the admin actor.
 	Info func() *controlpb.WorkerInfo
-	Log  zerolog.Logger
+	// Admin answers control requests (package admin); it may block, so
+	// the admin actor calls it on a goroutine of its own (invariant 8).
+	Admin func(ctx context.Context, req *controlpb.AdminRequest) *controlpb.AdminResponse
+	Log   zerolog.Logger
 }
 
 // Node is this worker in the actor cluster.
@@ -71,7 +74,7 @@ func Start(cfg Config) (n *Node, err error) {
 		}
 	}()
 	c.StartMember()
-	if _, err := cfg.System.Root.SpawnNamed(actor.PropsFromFunc(adminReceive(cfg.Info)), AdminName); err != nil {
+	if _, err := cfg.System.Root.SpawnNamed(actor.PropsFromFunc(adminReceive(cfg)), AdminName); err != nil {
 		c.Shutdown(false)
 		return nil, fmt.Errorf("admin actor: %w", err)
 	}
@@ -83,12 +86,33 @@ func Start(cfg Config) (n *Node, err error) {
 	return &Node{cfg: cfg, cluster: c, provider: p}, nil
 }
 
-func adminReceive(info func() *controlpb.WorkerInfo) actor.ReceiveFunc {
+func adminReceive(cfg Config) actor.ReceiveFunc {
 	return func(c actor.Context) {
-		if _, ok := c.Message().(*controlpb.WorkerInfoRequest); ok {
-			c.Respond(info())
+		switch m := c.Message().(type) {
+		case *controlpb.WorkerInfoRequest:
+			c.Respond(cfg.Info())
+		case *controlpb.AdminRequest:
+			sender := c.Sender()
+			if sender == nil || cfg.Admin == nil {
+				return // nobody to answer, or nothing to answer with
+			}
+			root := c.ActorSystem().Root
+			go func() {
+				res := cfg.Admin(context.Background(), m)
+				root.Send(sender, res)
+			}()
 		}
 	}
+}
+
+// Ask sends msg to the admin actor at a member's actor address and waits
+// for its answer until ctx ends.
+func (n *Node) Ask(ctx context.Context, address string, msg any) (any, error) {
+	timeout := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return n.cfg.System.Root.RequestFuture(actor.NewPID(address, AdminName), msg, timeout).Result()
 }
 
 // Workers asks every member's admin actor about its worker, in parallel,

@@ -25,6 +25,7 @@ type ConfigStore interface {
 	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
 	PutTargetState(ctx context.Context, name string, s state.TargetState) error
 	DeleteConnector(ctx context.Context, name string) error
+	RequestRestart(ctx context.Context, r state.RestartRequest) error
 }
 
 // StatusStore is the status topic as the control plane uses it
@@ -43,9 +44,20 @@ type Writer interface {
 	Create(ctx context.Context, name string, config map[string]string, initial InitialState) (ConnectorInfo, error)
 	// PutConfig creates or replaces a connector's config and reports which.
 	PutConfig(ctx context.Context, name string, config map[string]string) (info ConnectorInfo, created bool, err error)
+	// PatchConfig merges patch into the config; a nil value removes a key.
+	PatchConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
 	Delete(ctx context.Context, name string) error
 	Pause(ctx context.Context, name string) error
 	Resume(ctx context.Context, name string) error
+	// Stop shuts the connector and its tasks down and empties its task
+	// configs (target state STOPPED).
+	Stop(ctx context.Context, name string) error
+	// Restart restarts the connector and, with includeTasks, its tasks;
+	// onlyFailed limits it to what is FAILED. The status shows RESTARTING
+	// for what restarts.
+	Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error)
+	// RestartTask restarts one task on the worker that runs it.
+	RestartTask(ctx context.Context, name string, task int) error
 }
 
 var _ Writer = (*Controller)(nil)
@@ -73,6 +85,18 @@ type Options struct {
 	Ready func() bool
 	// WriteTimeout bounds each write to the config topic; default 30s.
 	WriteTimeout time.Duration
+
+	// RestartTask asks worker workerID to restart a task it runs, and
+	// reports whether it runs it; nil answers task restarts with 501.
+	RestartTask func(ctx context.Context, workerID, connector string, task int) (bool, error)
+
+	// Offsets reads and changes connectors' offsets (offsets.go); nil
+	// answers the offsets endpoints with 501.
+	Offsets OffsetsBackend
+	// Topics tracks the topics connectors use (topics.go).
+	Topics TopicsBackend
+	// Loggers holds this worker's run-time log levels (loggers.go).
+	Loggers LoggersBackend
 }
 
 // Controller answers control requests on one worker. It is safe for

@@ -199,6 +199,1284 @@ func (x *WorkerInfo) GetTasks() []*TaskRef {
 	return nil
 }
 
+// AdminRequest is one control request to a worker's admin actor: what the
+// REST API can do, for the `sluice` admin commands. Any worker answers
+// reads from its own view; writes go on to the group leader.
+type AdminRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// forwarded_by names the worker that forwarded this write to the leader;
+	// a worker that is not the leader answers such a request with 409
+	// instead of forwarding it again.
+	ForwardedBy string `protobuf:"bytes,1,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// Types that are valid to be assigned to Op:
+	//
+	//	*AdminRequest_ListConnectors
+	//	*AdminRequest_GetConnector
+	//	*AdminRequest_GetConfig
+	//	*AdminRequest_GetStatus
+	//	*AdminRequest_GetTasks
+	//	*AdminRequest_GetTaskStatus
+	//	*AdminRequest_CreateConnector
+	//	*AdminRequest_PutConfig
+	//	*AdminRequest_PatchConfig
+	//	*AdminRequest_DeleteConnector
+	//	*AdminRequest_Pause
+	//	*AdminRequest_Resume
+	//	*AdminRequest_Stop
+	//	*AdminRequest_Restart
+	//	*AdminRequest_RestartTask
+	//	*AdminRequest_GetOffsets
+	//	*AdminRequest_AlterOffsets
+	//	*AdminRequest_ResetOffsets
+	//	*AdminRequest_ListPlugins
+	//	*AdminRequest_PluginConfig
+	//	*AdminRequest_Validate
+	//	*AdminRequest_GetTopics
+	//	*AdminRequest_ResetTopics
+	//	*AdminRequest_ListWorkers
+	//	*AdminRequest_ListLoggers
+	//	*AdminRequest_GetLogger
+	//	*AdminRequest_SetLogger
+	//	*AdminRequest_LocalRestartTask
+	Op            isAdminRequest_Op `protobuf_oneof:"op"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminRequest) Reset() {
+	*x = AdminRequest{}
+	mi := &file_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminRequest) ProtoMessage() {}
+
+func (x *AdminRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminRequest.ProtoReflect.Descriptor instead.
+func (*AdminRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AdminRequest) GetForwardedBy() string {
+	if x != nil {
+		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *AdminRequest) GetOp() isAdminRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetListConnectors() *ListConnectors {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ListConnectors); ok {
+			return x.ListConnectors
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetConnector() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetConnector); ok {
+			return x.GetConnector
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetConfig() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetConfig); ok {
+			return x.GetConfig
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetStatus() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetStatus); ok {
+			return x.GetStatus
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetTasks() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetTasks); ok {
+			return x.GetTasks
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetTaskStatus() *TaskRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetTaskStatus); ok {
+			return x.GetTaskStatus
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetCreateConnector() *CreateConnector {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_CreateConnector); ok {
+			return x.CreateConnector
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetPutConfig() *PutConfig {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_PutConfig); ok {
+			return x.PutConfig
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetPatchConfig() *PatchConfig {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_PatchConfig); ok {
+			return x.PatchConfig
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetDeleteConnector() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_DeleteConnector); ok {
+			return x.DeleteConnector
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetPause() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_Pause); ok {
+			return x.Pause
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetResume() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_Resume); ok {
+			return x.Resume
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetStop() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_Stop); ok {
+			return x.Stop
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetRestart() *RestartConnector {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_Restart); ok {
+			return x.Restart
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetRestartTask() *TaskRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_RestartTask); ok {
+			return x.RestartTask
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetOffsets() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetOffsets); ok {
+			return x.GetOffsets
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetAlterOffsets() *AlterOffsets {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_AlterOffsets); ok {
+			return x.AlterOffsets
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetResetOffsets() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ResetOffsets); ok {
+			return x.ResetOffsets
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetListPlugins() *ListPlugins {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ListPlugins); ok {
+			return x.ListPlugins
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetPluginConfig() *PluginRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_PluginConfig); ok {
+			return x.PluginConfig
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetValidate() *ValidateConfig {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_Validate); ok {
+			return x.Validate
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetTopics() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetTopics); ok {
+			return x.GetTopics
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetResetTopics() *ConnectorRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ResetTopics); ok {
+			return x.ResetTopics
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetListWorkers() *ListWorkers {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ListWorkers); ok {
+			return x.ListWorkers
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetListLoggers() *ListLoggers {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ListLoggers); ok {
+			return x.ListLoggers
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetGetLogger() *LoggerRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_GetLogger); ok {
+			return x.GetLogger
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetSetLogger() *SetLogger {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_SetLogger); ok {
+			return x.SetLogger
+		}
+	}
+	return nil
+}
+
+func (x *AdminRequest) GetLocalRestartTask() *TaskRef {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_LocalRestartTask); ok {
+			return x.LocalRestartTask
+		}
+	}
+	return nil
+}
+
+type isAdminRequest_Op interface {
+	isAdminRequest_Op()
+}
+
+type AdminRequest_ListConnectors struct {
+	ListConnectors *ListConnectors `protobuf:"bytes,10,opt,name=list_connectors,json=listConnectors,proto3,oneof"`
+}
+
+type AdminRequest_GetConnector struct {
+	GetConnector *ConnectorRef `protobuf:"bytes,11,opt,name=get_connector,json=getConnector,proto3,oneof"`
+}
+
+type AdminRequest_GetConfig struct {
+	GetConfig *ConnectorRef `protobuf:"bytes,12,opt,name=get_config,json=getConfig,proto3,oneof"`
+}
+
+type AdminRequest_GetStatus struct {
+	GetStatus *ConnectorRef `protobuf:"bytes,13,opt,name=get_status,json=getStatus,proto3,oneof"`
+}
+
+type AdminRequest_GetTasks struct {
+	GetTasks *ConnectorRef `protobuf:"bytes,14,opt,name=get_tasks,json=getTasks,proto3,oneof"`
+}
+
+type AdminRequest_GetTaskStatus struct {
+	GetTaskStatus *TaskRef `protobuf:"bytes,15,opt,name=get_task_status,json=getTaskStatus,proto3,oneof"`
+}
+
+type AdminRequest_CreateConnector struct {
+	CreateConnector *CreateConnector `protobuf:"bytes,16,opt,name=create_connector,json=createConnector,proto3,oneof"`
+}
+
+type AdminRequest_PutConfig struct {
+	PutConfig *PutConfig `protobuf:"bytes,17,opt,name=put_config,json=putConfig,proto3,oneof"`
+}
+
+type AdminRequest_PatchConfig struct {
+	PatchConfig *PatchConfig `protobuf:"bytes,18,opt,name=patch_config,json=patchConfig,proto3,oneof"`
+}
+
+type AdminRequest_DeleteConnector struct {
+	DeleteConnector *ConnectorRef `protobuf:"bytes,19,opt,name=delete_connector,json=deleteConnector,proto3,oneof"`
+}
+
+type AdminRequest_Pause struct {
+	Pause *ConnectorRef `protobuf:"bytes,20,opt,name=pause,proto3,oneof"`
+}
+
+type AdminRequest_Resume struct {
+	Resume *ConnectorRef `protobuf:"bytes,21,opt,name=resume,proto3,oneof"`
+}
+
+type AdminRequest_Stop struct {
+	Stop *ConnectorRef `protobuf:"bytes,22,opt,name=stop,proto3,oneof"`
+}
+
+type AdminRequest_Restart struct {
+	Restart *RestartConnector `protobuf:"bytes,23,opt,name=restart,proto3,oneof"`
+}
+
+type AdminRequest_RestartTask struct {
+	RestartTask *TaskRef `protobuf:"bytes,24,opt,name=restart_task,json=restartTask,proto3,oneof"`
+}
+
+type AdminRequest_GetOffsets struct {
+	GetOffsets *ConnectorRef `protobuf:"bytes,25,opt,name=get_offsets,json=getOffsets,proto3,oneof"`
+}
+
+type AdminRequest_AlterOffsets struct {
+	AlterOffsets *AlterOffsets `protobuf:"bytes,26,opt,name=alter_offsets,json=alterOffsets,proto3,oneof"`
+}
+
+type AdminRequest_ResetOffsets struct {
+	ResetOffsets *ConnectorRef `protobuf:"bytes,27,opt,name=reset_offsets,json=resetOffsets,proto3,oneof"`
+}
+
+type AdminRequest_ListPlugins struct {
+	ListPlugins *ListPlugins `protobuf:"bytes,28,opt,name=list_plugins,json=listPlugins,proto3,oneof"`
+}
+
+type AdminRequest_PluginConfig struct {
+	PluginConfig *PluginRef `protobuf:"bytes,29,opt,name=plugin_config,json=pluginConfig,proto3,oneof"`
+}
+
+type AdminRequest_Validate struct {
+	Validate *ValidateConfig `protobuf:"bytes,30,opt,name=validate,proto3,oneof"`
+}
+
+type AdminRequest_GetTopics struct {
+	GetTopics *ConnectorRef `protobuf:"bytes,31,opt,name=get_topics,json=getTopics,proto3,oneof"`
+}
+
+type AdminRequest_ResetTopics struct {
+	ResetTopics *ConnectorRef `protobuf:"bytes,32,opt,name=reset_topics,json=resetTopics,proto3,oneof"`
+}
+
+type AdminRequest_ListWorkers struct {
+	ListWorkers *ListWorkers `protobuf:"bytes,33,opt,name=list_workers,json=listWorkers,proto3,oneof"`
+}
+
+type AdminRequest_ListLoggers struct {
+	ListLoggers *ListLoggers `protobuf:"bytes,34,opt,name=list_loggers,json=listLoggers,proto3,oneof"`
+}
+
+type AdminRequest_GetLogger struct {
+	GetLogger *LoggerRef `protobuf:"bytes,35,opt,name=get_logger,json=getLogger,proto3,oneof"`
+}
+
+type AdminRequest_SetLogger struct {
+	SetLogger *SetLogger `protobuf:"bytes,36,opt,name=set_logger,json=setLogger,proto3,oneof"`
+}
+
+type AdminRequest_LocalRestartTask struct {
+	// local_restart_task is worker to worker: restart this task if you run
+	// it (404 if you do not).
+	LocalRestartTask *TaskRef `protobuf:"bytes,37,opt,name=local_restart_task,json=localRestartTask,proto3,oneof"`
+}
+
+func (*AdminRequest_ListConnectors) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetConnector) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetConfig) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetStatus) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetTasks) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetTaskStatus) isAdminRequest_Op() {}
+
+func (*AdminRequest_CreateConnector) isAdminRequest_Op() {}
+
+func (*AdminRequest_PutConfig) isAdminRequest_Op() {}
+
+func (*AdminRequest_PatchConfig) isAdminRequest_Op() {}
+
+func (*AdminRequest_DeleteConnector) isAdminRequest_Op() {}
+
+func (*AdminRequest_Pause) isAdminRequest_Op() {}
+
+func (*AdminRequest_Resume) isAdminRequest_Op() {}
+
+func (*AdminRequest_Stop) isAdminRequest_Op() {}
+
+func (*AdminRequest_Restart) isAdminRequest_Op() {}
+
+func (*AdminRequest_RestartTask) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetOffsets) isAdminRequest_Op() {}
+
+func (*AdminRequest_AlterOffsets) isAdminRequest_Op() {}
+
+func (*AdminRequest_ResetOffsets) isAdminRequest_Op() {}
+
+func (*AdminRequest_ListPlugins) isAdminRequest_Op() {}
+
+func (*AdminRequest_PluginConfig) isAdminRequest_Op() {}
+
+func (*AdminRequest_Validate) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetTopics) isAdminRequest_Op() {}
+
+func (*AdminRequest_ResetTopics) isAdminRequest_Op() {}
+
+func (*AdminRequest_ListWorkers) isAdminRequest_Op() {}
+
+func (*AdminRequest_ListLoggers) isAdminRequest_Op() {}
+
+func (*AdminRequest_GetLogger) isAdminRequest_Op() {}
+
+func (*AdminRequest_SetLogger) isAdminRequest_Op() {}
+
+func (*AdminRequest_LocalRestartTask) isAdminRequest_Op() {}
+
+// AdminResponse carries what the REST API would answer: its status code,
+// its JSON body (the same shapes, so `-o json` output equals REST's) and,
+// for errors, the message.
+type AdminResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Json          []byte                 `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminResponse) Reset() {
+	*x = AdminResponse{}
+	mi := &file_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminResponse) ProtoMessage() {}
+
+func (x *AdminResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminResponse.ProtoReflect.Descriptor instead.
+func (*AdminResponse) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AdminResponse) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *AdminResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AdminResponse) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+type ConnectorRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectorRef) Reset() {
+	*x = ConnectorRef{}
+	mi := &file_control_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectorRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectorRef) ProtoMessage() {}
+
+func (x *ConnectorRef) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectorRef.ProtoReflect.Descriptor instead.
+func (*ConnectorRef) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ConnectorRef) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+type ListConnectors struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExpandStatus  bool                   `protobuf:"varint,1,opt,name=expand_status,json=expandStatus,proto3" json:"expand_status,omitempty"`
+	ExpandInfo    bool                   `protobuf:"varint,2,opt,name=expand_info,json=expandInfo,proto3" json:"expand_info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConnectors) Reset() {
+	*x = ListConnectors{}
+	mi := &file_control_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConnectors) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConnectors) ProtoMessage() {}
+
+func (x *ListConnectors) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConnectors.ProtoReflect.Descriptor instead.
+func (*ListConnectors) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListConnectors) GetExpandStatus() bool {
+	if x != nil {
+		return x.ExpandStatus
+	}
+	return false
+}
+
+func (x *ListConnectors) GetExpandInfo() bool {
+	if x != nil {
+		return x.ExpandInfo
+	}
+	return false
+}
+
+type CreateConnector struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Config map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// RUNNING (the default when empty), PAUSED or STOPPED.
+	InitialState  string `protobuf:"bytes,3,opt,name=initial_state,json=initialState,proto3" json:"initial_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateConnector) Reset() {
+	*x = CreateConnector{}
+	mi := &file_control_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateConnector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateConnector) ProtoMessage() {}
+
+func (x *CreateConnector) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateConnector.ProtoReflect.Descriptor instead.
+func (*CreateConnector) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CreateConnector) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateConnector) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *CreateConnector) GetInitialState() string {
+	if x != nil {
+		return x.InitialState
+	}
+	return ""
+}
+
+type PutConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutConfig) Reset() {
+	*x = PutConfig{}
+	mi := &file_control_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutConfig) ProtoMessage() {}
+
+func (x *PutConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutConfig.ProtoReflect.Descriptor instead.
+func (*PutConfig) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PutConfig) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *PutConfig) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+// PatchConfig sets the keys of set and removes the keys of remove.
+type PatchConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Set           map[string]string      `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Remove        []string               `protobuf:"bytes,3,rep,name=remove,proto3" json:"remove,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PatchConfig) Reset() {
+	*x = PatchConfig{}
+	mi := &file_control_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchConfig) ProtoMessage() {}
+
+func (x *PatchConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchConfig.ProtoReflect.Descriptor instead.
+func (*PatchConfig) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PatchConfig) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *PatchConfig) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *PatchConfig) GetRemove() []string {
+	if x != nil {
+		return x.Remove
+	}
+	return nil
+}
+
+type RestartConnector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	IncludeTasks  bool                   `protobuf:"varint,2,opt,name=include_tasks,json=includeTasks,proto3" json:"include_tasks,omitempty"`
+	OnlyFailed    bool                   `protobuf:"varint,3,opt,name=only_failed,json=onlyFailed,proto3" json:"only_failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartConnector) Reset() {
+	*x = RestartConnector{}
+	mi := &file_control_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartConnector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartConnector) ProtoMessage() {}
+
+func (x *RestartConnector) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartConnector.ProtoReflect.Descriptor instead.
+func (*RestartConnector) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RestartConnector) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *RestartConnector) GetIncludeTasks() bool {
+	if x != nil {
+		return x.IncludeTasks
+	}
+	return false
+}
+
+func (x *RestartConnector) GetOnlyFailed() bool {
+	if x != nil {
+		return x.OnlyFailed
+	}
+	return false
+}
+
+// AlterOffsets carries the body of PATCH /connectors/{c}/offsets as JSON:
+// partitions and offsets are free-form maps.
+type AlterOffsets struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	OffsetsJson   []byte                 `protobuf:"bytes,2,opt,name=offsets_json,json=offsetsJson,proto3" json:"offsets_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterOffsets) Reset() {
+	*x = AlterOffsets{}
+	mi := &file_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterOffsets) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterOffsets) ProtoMessage() {}
+
+func (x *AlterOffsets) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterOffsets.ProtoReflect.Descriptor instead.
+func (*AlterOffsets) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AlterOffsets) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *AlterOffsets) GetOffsetsJson() []byte {
+	if x != nil {
+		return x.OffsetsJson
+	}
+	return nil
+}
+
+type ListPlugins struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConnectorsOnly bool                   `protobuf:"varint,1,opt,name=connectors_only,json=connectorsOnly,proto3" json:"connectors_only,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListPlugins) Reset() {
+	*x = ListPlugins{}
+	mi := &file_control_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlugins) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlugins) ProtoMessage() {}
+
+func (x *ListPlugins) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlugins.ProtoReflect.Descriptor instead.
+func (*ListPlugins) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListPlugins) GetConnectorsOnly() bool {
+	if x != nil {
+		return x.ConnectorsOnly
+	}
+	return false
+}
+
+type PluginRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginRef) Reset() {
+	*x = PluginRef{}
+	mi := &file_control_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginRef) ProtoMessage() {}
+
+func (x *PluginRef) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginRef.ProtoReflect.Descriptor instead.
+func (*PluginRef) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PluginRef) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+type ValidateConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateConfig) Reset() {
+	*x = ValidateConfig{}
+	mi := &file_control_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateConfig) ProtoMessage() {}
+
+func (x *ValidateConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateConfig.ProtoReflect.Descriptor instead.
+func (*ValidateConfig) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ValidateConfig) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *ValidateConfig) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type ListWorkers struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkers) Reset() {
+	*x = ListWorkers{}
+	mi := &file_control_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkers) ProtoMessage() {}
+
+func (x *ListWorkers) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkers.ProtoReflect.Descriptor instead.
+func (*ListWorkers) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{15}
+}
+
+type ListLoggers struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLoggers) Reset() {
+	*x = ListLoggers{}
+	mi := &file_control_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLoggers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLoggers) ProtoMessage() {}
+
+func (x *ListLoggers) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLoggers.ProtoReflect.Descriptor instead.
+func (*ListLoggers) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{16}
+}
+
+type LoggerRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoggerRef) Reset() {
+	*x = LoggerRef{}
+	mi := &file_control_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoggerRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoggerRef) ProtoMessage() {}
+
+func (x *LoggerRef) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoggerRef.ProtoReflect.Descriptor instead.
+func (*LoggerRef) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *LoggerRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type SetLogger struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Level string                 `protobuf:"bytes,2,opt,name=level,proto3" json:"level,omitempty"`
+	// worker (the default) or cluster.
+	Scope         string `protobuf:"bytes,3,opt,name=scope,proto3" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetLogger) Reset() {
+	*x = SetLogger{}
+	mi := &file_control_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetLogger) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetLogger) ProtoMessage() {}
+
+func (x *SetLogger) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetLogger.ProtoReflect.Descriptor instead.
+func (*SetLogger) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetLogger) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetLogger) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *SetLogger) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -219,7 +1497,102 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"connectors\x18\x05 \x03(\tR\n" +
 	"connectors\x120\n" +
-	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasksB/Z-github.com/sluice-io/sluice/cluster/controlpbb\x06proto3"
+	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xa2\x0f\n" +
+	"\fAdminRequest\x12!\n" +
+	"\fforwarded_by\x18\x01 \x01(\tR\vforwardedBy\x12L\n" +
+	"\x0flist_connectors\x18\n" +
+	" \x01(\v2!.sluice.control.v1.ListConnectorsH\x00R\x0elistConnectors\x12F\n" +
+	"\rget_connector\x18\v \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\fgetConnector\x12@\n" +
+	"\n" +
+	"get_config\x18\f \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\tgetConfig\x12@\n" +
+	"\n" +
+	"get_status\x18\r \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\tgetStatus\x12>\n" +
+	"\tget_tasks\x18\x0e \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\bgetTasks\x12D\n" +
+	"\x0fget_task_status\x18\x0f \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\rgetTaskStatus\x12O\n" +
+	"\x10create_connector\x18\x10 \x01(\v2\".sluice.control.v1.CreateConnectorH\x00R\x0fcreateConnector\x12=\n" +
+	"\n" +
+	"put_config\x18\x11 \x01(\v2\x1c.sluice.control.v1.PutConfigH\x00R\tputConfig\x12C\n" +
+	"\fpatch_config\x18\x12 \x01(\v2\x1e.sluice.control.v1.PatchConfigH\x00R\vpatchConfig\x12L\n" +
+	"\x10delete_connector\x18\x13 \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\x0fdeleteConnector\x127\n" +
+	"\x05pause\x18\x14 \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\x05pause\x129\n" +
+	"\x06resume\x18\x15 \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\x06resume\x125\n" +
+	"\x04stop\x18\x16 \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\x04stop\x12?\n" +
+	"\arestart\x18\x17 \x01(\v2#.sluice.control.v1.RestartConnectorH\x00R\arestart\x12?\n" +
+	"\frestart_task\x18\x18 \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\vrestartTask\x12B\n" +
+	"\vget_offsets\x18\x19 \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\n" +
+	"getOffsets\x12F\n" +
+	"\ralter_offsets\x18\x1a \x01(\v2\x1f.sluice.control.v1.AlterOffsetsH\x00R\falterOffsets\x12F\n" +
+	"\rreset_offsets\x18\x1b \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\fresetOffsets\x12C\n" +
+	"\flist_plugins\x18\x1c \x01(\v2\x1e.sluice.control.v1.ListPluginsH\x00R\vlistPlugins\x12C\n" +
+	"\rplugin_config\x18\x1d \x01(\v2\x1c.sluice.control.v1.PluginRefH\x00R\fpluginConfig\x12?\n" +
+	"\bvalidate\x18\x1e \x01(\v2!.sluice.control.v1.ValidateConfigH\x00R\bvalidate\x12@\n" +
+	"\n" +
+	"get_topics\x18\x1f \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\tgetTopics\x12D\n" +
+	"\freset_topics\x18  \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\vresetTopics\x12C\n" +
+	"\flist_workers\x18! \x01(\v2\x1e.sluice.control.v1.ListWorkersH\x00R\vlistWorkers\x12C\n" +
+	"\flist_loggers\x18\" \x01(\v2\x1e.sluice.control.v1.ListLoggersH\x00R\vlistLoggers\x12=\n" +
+	"\n" +
+	"get_logger\x18# \x01(\v2\x1c.sluice.control.v1.LoggerRefH\x00R\tgetLogger\x12=\n" +
+	"\n" +
+	"set_logger\x18$ \x01(\v2\x1c.sluice.control.v1.SetLoggerH\x00R\tsetLogger\x12J\n" +
+	"\x12local_restart_task\x18% \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\x10localRestartTaskB\x04\n" +
+	"\x02op\"Q\n" +
+	"\rAdminResponse\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x12\n" +
+	"\x04json\x18\x03 \x01(\fR\x04json\",\n" +
+	"\fConnectorRef\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\"V\n" +
+	"\x0eListConnectors\x12#\n" +
+	"\rexpand_status\x18\x01 \x01(\bR\fexpandStatus\x12\x1f\n" +
+	"\vexpand_info\x18\x02 \x01(\bR\n" +
+	"expandInfo\"\xcd\x01\n" +
+	"\x0fCreateConnector\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12F\n" +
+	"\x06config\x18\x02 \x03(\v2..sluice.control.v1.CreateConnector.ConfigEntryR\x06config\x12#\n" +
+	"\rinitial_state\x18\x03 \x01(\tR\finitialState\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa6\x01\n" +
+	"\tPutConfig\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12@\n" +
+	"\x06config\x18\x02 \x03(\v2(.sluice.control.v1.PutConfig.ConfigEntryR\x06config\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\vPatchConfig\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x129\n" +
+	"\x03set\x18\x02 \x03(\v2'.sluice.control.v1.PatchConfig.SetEntryR\x03set\x12\x16\n" +
+	"\x06remove\x18\x03 \x03(\tR\x06remove\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"v\n" +
+	"\x10RestartConnector\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12#\n" +
+	"\rinclude_tasks\x18\x02 \x01(\bR\fincludeTasks\x12\x1f\n" +
+	"\vonly_failed\x18\x03 \x01(\bR\n" +
+	"onlyFailed\"O\n" +
+	"\fAlterOffsets\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12!\n" +
+	"\foffsets_json\x18\x02 \x01(\fR\voffsetsJson\"6\n" +
+	"\vListPlugins\x12'\n" +
+	"\x0fconnectors_only\x18\x01 \x01(\bR\x0econnectorsOnly\"!\n" +
+	"\tPluginRef\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\"\xa8\x01\n" +
+	"\x0eValidateConfig\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\x12E\n" +
+	"\x06config\x18\x02 \x03(\v2-.sluice.control.v1.ValidateConfig.ConfigEntryR\x06config\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
+	"\vListWorkers\"\r\n" +
+	"\vListLoggers\"\x1f\n" +
+	"\tLoggerRef\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"K\n" +
+	"\tSetLogger\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05level\x18\x02 \x01(\tR\x05level\x12\x14\n" +
+	"\x05scope\x18\x03 \x01(\tR\x05scopeB/Z-github.com/sluice-io/sluice/cluster/controlpbb\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -233,19 +1606,71 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_control_proto_goTypes = []any{
 	(*WorkerInfoRequest)(nil), // 0: sluice.control.v1.WorkerInfoRequest
 	(*TaskRef)(nil),           // 1: sluice.control.v1.TaskRef
 	(*WorkerInfo)(nil),        // 2: sluice.control.v1.WorkerInfo
+	(*AdminRequest)(nil),      // 3: sluice.control.v1.AdminRequest
+	(*AdminResponse)(nil),     // 4: sluice.control.v1.AdminResponse
+	(*ConnectorRef)(nil),      // 5: sluice.control.v1.ConnectorRef
+	(*ListConnectors)(nil),    // 6: sluice.control.v1.ListConnectors
+	(*CreateConnector)(nil),   // 7: sluice.control.v1.CreateConnector
+	(*PutConfig)(nil),         // 8: sluice.control.v1.PutConfig
+	(*PatchConfig)(nil),       // 9: sluice.control.v1.PatchConfig
+	(*RestartConnector)(nil),  // 10: sluice.control.v1.RestartConnector
+	(*AlterOffsets)(nil),      // 11: sluice.control.v1.AlterOffsets
+	(*ListPlugins)(nil),       // 12: sluice.control.v1.ListPlugins
+	(*PluginRef)(nil),         // 13: sluice.control.v1.PluginRef
+	(*ValidateConfig)(nil),    // 14: sluice.control.v1.ValidateConfig
+	(*ListWorkers)(nil),       // 15: sluice.control.v1.ListWorkers
+	(*ListLoggers)(nil),       // 16: sluice.control.v1.ListLoggers
+	(*LoggerRef)(nil),         // 17: sluice.control.v1.LoggerRef
+	(*SetLogger)(nil),         // 18: sluice.control.v1.SetLogger
+	nil,                       // 19: sluice.control.v1.CreateConnector.ConfigEntry
+	nil,                       // 20: sluice.control.v1.PutConfig.ConfigEntry
+	nil,                       // 21: sluice.control.v1.PatchConfig.SetEntry
+	nil,                       // 22: sluice.control.v1.ValidateConfig.ConfigEntry
 }
 var file_control_proto_depIdxs = []int32{
-	1, // 0: sluice.control.v1.WorkerInfo.tasks:type_name -> sluice.control.v1.TaskRef
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	1,  // 0: sluice.control.v1.WorkerInfo.tasks:type_name -> sluice.control.v1.TaskRef
+	6,  // 1: sluice.control.v1.AdminRequest.list_connectors:type_name -> sluice.control.v1.ListConnectors
+	5,  // 2: sluice.control.v1.AdminRequest.get_connector:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 3: sluice.control.v1.AdminRequest.get_config:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 4: sluice.control.v1.AdminRequest.get_status:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 5: sluice.control.v1.AdminRequest.get_tasks:type_name -> sluice.control.v1.ConnectorRef
+	1,  // 6: sluice.control.v1.AdminRequest.get_task_status:type_name -> sluice.control.v1.TaskRef
+	7,  // 7: sluice.control.v1.AdminRequest.create_connector:type_name -> sluice.control.v1.CreateConnector
+	8,  // 8: sluice.control.v1.AdminRequest.put_config:type_name -> sluice.control.v1.PutConfig
+	9,  // 9: sluice.control.v1.AdminRequest.patch_config:type_name -> sluice.control.v1.PatchConfig
+	5,  // 10: sluice.control.v1.AdminRequest.delete_connector:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 11: sluice.control.v1.AdminRequest.pause:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 12: sluice.control.v1.AdminRequest.resume:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 13: sluice.control.v1.AdminRequest.stop:type_name -> sluice.control.v1.ConnectorRef
+	10, // 14: sluice.control.v1.AdminRequest.restart:type_name -> sluice.control.v1.RestartConnector
+	1,  // 15: sluice.control.v1.AdminRequest.restart_task:type_name -> sluice.control.v1.TaskRef
+	5,  // 16: sluice.control.v1.AdminRequest.get_offsets:type_name -> sluice.control.v1.ConnectorRef
+	11, // 17: sluice.control.v1.AdminRequest.alter_offsets:type_name -> sluice.control.v1.AlterOffsets
+	5,  // 18: sluice.control.v1.AdminRequest.reset_offsets:type_name -> sluice.control.v1.ConnectorRef
+	12, // 19: sluice.control.v1.AdminRequest.list_plugins:type_name -> sluice.control.v1.ListPlugins
+	13, // 20: sluice.control.v1.AdminRequest.plugin_config:type_name -> sluice.control.v1.PluginRef
+	14, // 21: sluice.control.v1.AdminRequest.validate:type_name -> sluice.control.v1.ValidateConfig
+	5,  // 22: sluice.control.v1.AdminRequest.get_topics:type_name -> sluice.control.v1.ConnectorRef
+	5,  // 23: sluice.control.v1.AdminRequest.reset_topics:type_name -> sluice.control.v1.ConnectorRef
+	15, // 24: sluice.control.v1.AdminRequest.list_workers:type_name -> sluice.control.v1.ListWorkers
+	16, // 25: sluice.control.v1.AdminRequest.list_loggers:type_name -> sluice.control.v1.ListLoggers
+	17, // 26: sluice.control.v1.AdminRequest.get_logger:type_name -> sluice.control.v1.LoggerRef
+	18, // 27: sluice.control.v1.AdminRequest.set_logger:type_name -> sluice.control.v1.SetLogger
+	1,  // 28: sluice.control.v1.AdminRequest.local_restart_task:type_name -> sluice.control.v1.TaskRef
+	19, // 29: sluice.control.v1.CreateConnector.config:type_name -> sluice.control.v1.CreateConnector.ConfigEntry
+	20, // 30: sluice.control.v1.PutConfig.config:type_name -> sluice.control.v1.PutConfig.ConfigEntry
+	21, // 31: sluice.control.v1.PatchConfig.set:type_name -> sluice.control.v1.PatchConfig.SetEntry
+	22, // 32: sluice.control.v1.ValidateConfig.config:type_name -> sluice.control.v1.ValidateConfig.ConfigEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_control_proto_init() }
@@ -253,13 +1678,43 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
+	file_control_proto_msgTypes[3].OneofWrappers = []any{
+		(*AdminRequest_ListConnectors)(nil),
+		(*AdminRequest_GetConnector)(nil),
+		(*AdminRequest_GetConfig)(nil),
+		(*AdminRequest_GetStatus)(nil),
+		(*AdminRequest_GetTasks)(nil),
+		(*AdminRequest_GetTaskStatus)(nil),
+		(*AdminRequest_CreateConnector)(nil),
+		(*AdminRequest_PutConfig)(nil),
+		(*AdminRequest_PatchConfig)(nil),
+		(*AdminRequest_DeleteConnector)(nil),
+		(*AdminRequest_Pause)(nil),
+		(*AdminRequest_Resume)(nil),
+		(*AdminRequest_Stop)(nil),
+		(*AdminRequest_Restart)(nil),
+		(*AdminRequest_RestartTask)(nil),
+		(*AdminRequest_GetOffsets)(nil),
+		(*AdminRequest_AlterOffsets)(nil),
+		(*AdminRequest_ResetOffsets)(nil),
+		(*AdminRequest_ListPlugins)(nil),
+		(*AdminRequest_PluginConfig)(nil),
+		(*AdminRequest_Validate)(nil),
+		(*AdminRequest_GetTopics)(nil),
+		(*AdminRequest_ResetTopics)(nil),
+		(*AdminRequest_ListWorkers)(nil),
+		(*AdminRequest_ListLoggers)(nil),
+		(*AdminRequest_GetLogger)(nil),
+		(*AdminRequest_SetLogger)(nil),
+		(*AdminRequest_LocalRestartTask)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -30,6 +30,20 @@ type Meta struct {
 	// address, once its actor cluster runs.
 	ActorID string `json:"aid,omitempty"`
 	Actor   string `json:"actor,omitempty"`
+	// Client marks an admin client (`sluice connectors ...`) that joins
+	// only to learn the workers' actor addresses: workers neither count it
+	// as a worker nor act when it goes.
+	Client bool `json:"client,omitempty"`
+}
+
+// metaOf reads a node's metadata; a node without any is a worker known by
+// its name.
+func metaOf(n *memberlist.Node) Meta {
+	var m Meta
+	if json.Unmarshal(n.Meta, &m) != nil || m.WorkerID == "" {
+		m = Meta{WorkerID: n.Name}
+	}
+	return m
 }
 
 // Config configures gossip.
@@ -200,11 +214,9 @@ func (g *Gossip) track(n *memberlist.Node, alive bool) {
 		delete(g.peers, n.Name)
 		return
 	}
-	var m Meta
-	if json.Unmarshal(n.Meta, &m) != nil || m.WorkerID == "" {
-		m = Meta{WorkerID: n.Name}
+	if m := metaOf(n); !m.Client || g.cfg.Meta.Client {
+		g.peers[n.Name] = m
 	}
-	g.peers[n.Name] = m
 }
 
 // Leave tells the others this worker leaves (not dies), then stops.
@@ -241,6 +253,10 @@ func (g *Gossip) deliver() {
 type events struct{ g *Gossip }
 
 func (e *events) NotifyJoin(n *memberlist.Node) {
+	if metaOf(n).Client && !e.g.cfg.Meta.Client {
+		e.g.cfg.Log.Debug().Str("client", n.Name).Str("addr", n.Address()).Msg("gossip: admin client joined")
+		return
+	}
 	e.g.cfg.Log.Info().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker joined")
 	e.g.track(n, true)
 	e.g.signal()
@@ -252,6 +268,10 @@ func (e *events) NotifyUpdate(n *memberlist.Node) {
 }
 
 func (e *events) NotifyLeave(n *memberlist.Node) {
+	if metaOf(n).Client && !e.g.cfg.Meta.Client {
+		e.g.cfg.Log.Debug().Str("client", n.Name).Msg("gossip: admin client left")
+		return
+	}
 	e.g.cfg.Log.Warn().Str("peer", n.Name).Str("addr", n.Address()).Msg("gossip: worker gone (dead or left)")
 	e.g.track(n, false)
 	e.g.signal()

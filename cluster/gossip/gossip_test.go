@@ -83,3 +83,39 @@ func TestAdvertisesTheBoundPort(t *testing.T) {
 	}
 	waitAlive(t, b, 2)
 }
+
+// An admin client joins to learn the workers, but workers neither list it
+// nor report it gone: its coming and going must not move any work.
+func TestClientIsInvisibleToWorkers(t *testing.T) {
+	gone := make(chan string, 4)
+	a, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "a"}, Bind: "127.0.0.1:0", Log: zerolog.Nop(),
+		OnGone: func(id string) { gone <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Leave()
+	b := start(t, "c", "b", a.Addr())
+	defer b.Leave()
+	cl, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "cli-1", Client: true}, Bind: "127.0.0.1:0", Join: []string{a.Addr()}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAlive(t, cl, 3) // the client sees the workers and itself
+	time.Sleep(300 * time.Millisecond)
+	if n := len(a.Alive()); n != 2 {
+		t.Fatalf("worker lists %d members, want the 2 workers: %v", n, a.Alive())
+	}
+	cl.Leave()
+	kill := func(g *Gossip) { _ = g.ml.Shutdown() }
+	cl2, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "cli-2", Client: true}, Bind: "127.0.0.1:0", Join: []string{a.Addr()}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAlive(t, cl2, 3)
+	kill(cl2) // a client killed mid-command, as by Ctrl-C or kill -9
+	select {
+	case id := <-gone:
+		t.Fatalf("worker reported client %s gone", id)
+	case <-time.After(3 * time.Second):
+	}
+}

@@ -7,6 +7,7 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,6 +35,9 @@ type Controller interface {
 	PluginConfig(class string) ([]control.ConfigKeyInfo, error)
 	Validate(class string, config map[string]string) (control.ConfigInfos, error)
 	control.Writer
+	OffsetsController
+	TopicsController
+	LoggersController
 }
 
 var _ Controller = (*control.Controller)(nil)
@@ -67,6 +71,9 @@ func NewHandler(c Controller, log zerolog.Logger) http.Handler {
 		"GET /connector-plugins":                     h.listPlugins,
 		"GET /connector-plugins/{p}/config":          h.pluginConfig,
 		"PUT /connector-plugins/{p}/config/validate": h.validate,
+	}
+	for _, more := range []map[string]http.HandlerFunc{h.lifecycleRoutes(), h.offsetRoutes(), h.topicRoutes(), h.loggerRoutes()} {
+		maps.Copy(routes, more)
 	}
 	for pattern, f := range routes {
 		h.mux.HandleFunc(pattern, f)

@@ -51,6 +51,8 @@ type ConfigLog struct {
 	// topic when Start began: only restart requests from there on are
 	// news; older ones were handled (or not) before this worker started.
 	newFrom map[int32]int64
+	// loggers carries cluster-wide log levels to their handler (loggers.go).
+	loggers loggerLevels
 }
 
 // NewConfigLog creates a reader and writer of the config topic; opts carry
@@ -166,6 +168,7 @@ func (c *ConfigLog) apply(r *kgo.Record) {
 	if restart != nil {
 		c.restarts.push(*restart)
 	}
+	c.loggers.deliver()
 	select {
 	case c.changes <- struct{}{}:
 	default:
@@ -252,6 +255,9 @@ func (c *ConfigLog) applyLocked(r *kgo.Record) (*RestartRequest, error) {
 		if from, known := c.newFrom[r.Partition]; known && r.Offset >= from {
 			return &req, nil
 		}
+
+	case strings.HasPrefix(key, loggerClusterPrefix):
+		return nil, c.loggerLevelLocked(r, key[len(loggerClusterPrefix):])
 
 	default:
 		for _, p := range ignoredConfigPrefixes {

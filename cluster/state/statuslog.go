@@ -19,8 +19,8 @@ import (
 const (
 	statusConnectorPrefix = "status-connector-"
 	statusTaskPrefix      = "status-task-"
-	// Connect's topic tracking (KIP-558) also lives in the status topic;
-	// Sluice does not track topics yet.
+	// Connect's topic tracking (KIP-558) also lives in the status topic
+	// (topics.go).
 	statusTopicPrefix = "status-topic-"
 )
 
@@ -62,6 +62,8 @@ type StatusLog struct {
 	applied map[int32]int64 // next offset the tailer will apply, per partition
 	failed  int             // failed writes since the last Flush
 	lastErr error
+
+	topics topicTable // status-topic- records (topics.go)
 }
 
 // pendingStatus is this worker's latest write of one key until the tailer
@@ -134,7 +136,7 @@ func parseStatusKey(key string) (string, int, error) {
 func (s *StatusLog) apply(r *kgo.Record) {
 	key := string(r.Key)
 	if strings.HasPrefix(key, statusTopicPrefix) {
-		s.advance(r)
+		s.applyTopic(r)
 		return
 	}
 	conn, task, err := parseStatusKey(key)
@@ -204,12 +206,14 @@ func (s *StatusLog) PutConnector(name string, st Status) { s.put(name, connector
 func (s *StatusLog) PutTask(id TaskID, st Status) { s.put(id.Connector, id.Task, &st) }
 
 // DeleteConnector tombstones status-connector-<name> and
-// status-task-<name>-<n> for n < tasks, without blocking.
+// status-task-<name>-<n> for n < tasks, and the connector's active topics,
+// without blocking.
 func (s *StatusLog) DeleteConnector(name string, tasks int) {
 	s.put(name, connectorSlot, nil)
 	for n := range tasks {
 		s.put(name, n, nil)
 	}
+	s.forgetActiveTopics(name)
 }
 
 func (s *StatusLog) put(conn string, task int, st *Status) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,7 +18,9 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/cluster/admin"
 	"github.com/sluice-io/sluice/cluster/assign"
+	"github.com/sluice-io/sluice/cluster/control"
 	"github.com/sluice-io/sluice/cluster/controlpb"
 	"github.com/sluice-io/sluice/cluster/group"
 	"github.com/sluice-io/sluice/cluster/state"
@@ -236,7 +239,7 @@ func (m *membership) handler(api http.Handler) http.Handler {
 	mux.HandleFunc("POST /connectors/{connector}/tasks", m.serveTaskConfigs)
 	mux.HandleFunc("GET /workers", m.serveWorkers)
 	mux.Handle("/", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || !strings.HasPrefix(r.URL.Path, "/connectors") {
+		if !leaderWrite(r) {
 			api.ServeHTTP(rw, r) // reads are served from the local view
 			return
 		}
@@ -260,6 +263,20 @@ func (m *membership) handler(api http.Handler) http.Handler {
 		proxy.ServeHTTP(rw, r)
 	}))
 	return mux
+}
+
+// leaderWrite tells the requests only the leader carries out: writes
+// about connectors, and log levels set for the whole cluster (a record of
+// the config topic, which only the leader writes: invariant 2).
+func leaderWrite(r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return false
+	}
+	if strings.HasPrefix(r.URL.Path, "/connectors") {
+		return true
+	}
+	scope, _ := control.ParseLoggerScope(r.URL.Query().Get("scope"))
+	return strings.HasPrefix(r.URL.Path, "/admin/loggers/") && scope == control.ScopeCluster
 }
 
 // conflict is Connect's answer while a rebalance leaves the leader unknown.
@@ -313,20 +330,20 @@ type workerJSON struct {
 	Tasks      []assign.TaskID `json:"tasks"`
 }
 
-// serveWorkers answers GET /workers (a Sluice extension of Connect's API):
-// every worker of the cluster, asked through the actor cluster, with what
-// it runs. Workers that do not answer in time are listed as unreachable.
-func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+// workersBody is GET /workers' answer (a Sluice extension of Connect's
+// API): every worker of the cluster, asked through the actor cluster, with
+// what it runs. Workers that do not answer in time are listed as
+// unreachable.
+func (m *membership) workersBody(ctx context.Context) (any, error) {
+	if m.w.actors == nil {
+		return nil, &control.Error{Code: http.StatusConflict, Message: admin.Conflict}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	out := struct {
 		Workers     []workerJSON `json:"workers"`
 		Unreachable []string     `json:"unreachable,omitempty"`
 	}{Workers: []workerJSON{}}
-	if m.w.actors == nil {
-		conflict(rw)
-		return
-	}
 	infos, errs := m.w.actors.Workers(ctx)
 	for _, wi := range infos {
 		wj := workerJSON{WorkerID: wi.WorkerId, URL: wi.RestUrl, Generation: wi.Generation, Leader: wi.Leader,
@@ -342,6 +359,85 @@ func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
 	for _, err := range errs {
 		out.Unreachable = append(out.Unreachable, err.Error())
 	}
+	return out, nil
+}
+
+func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
+	body, err := m.workersBody(r.Context())
+	if err != nil {
+		conflict(rw)
+		return
+	}
 	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(out)
+	_ = json.NewEncoder(rw).Encode(body)
+}
+
+// actorOf is the actor address of the worker with the given id, or of the
+// one whose REST URL is url, from gossip.
+func (m *membership) actorOf(workerID, url string) string {
+	if m.w.gossip == nil {
+		return ""
+	}
+	for _, p := range m.w.gossip.Alive() {
+		if (workerID != "" && p.WorkerID == workerID) || (url != "" && p.URL == url) {
+			return p.Actor
+		}
+	}
+	return ""
+}
+
+// ask sends an admin request to the admin actor at addr.
+func (m *membership) ask(ctx context.Context, addr string, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
+	if m.w.actors == nil || addr == "" {
+		return nil, errors.New("the worker's actor address is not known yet")
+	}
+	res, err := m.w.actors.Ask(ctx, addr, req)
+	if err != nil {
+		return nil, err
+	}
+	ar, ok := res.(*controlpb.AdminResponse)
+	if !ok {
+		return nil, fmt.Errorf("admin actor at %s answered %T", addr, res)
+	}
+	return ar, nil
+}
+
+// restartTaskOn asks worker workerID to restart a task it runs: this
+// worker's runtime directly, another one through its admin actor.
+func (m *membership) restartTaskOn(ctx context.Context, workerID, connector string, task int) (bool, error) {
+	if workerID == m.w.cfg.WorkerID {
+		return m.w.runtime != nil && m.w.runtime.RestartTask(connector, task), nil
+	}
+	res, err := m.ask(ctx, m.actorOf(workerID, ""), &controlpb.AdminRequest{ForwardedBy: m.w.cfg.WorkerID,
+		Op: &controlpb.AdminRequest_LocalRestartTask{LocalRestartTask: &controlpb.TaskRef{Connector: connector, Task: int32(task)}}})
+	if err != nil {
+		return false, fmt.Errorf("worker %s: %w", workerID, err)
+	}
+	switch res.GetCode() {
+	case http.StatusNoContent:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("worker %s answered %d: %s", workerID, res.GetCode(), res.GetMessage())
+}
+
+// adminServer answers the admin actor's requests with the control plane
+// of this worker; writes go to the leader's admin actor.
+func (m *membership) adminServer() *admin.Server {
+	return &admin.Server{
+		C: m.w.ctl, WorkerID: m.w.cfg.WorkerID,
+		Leader: func() bool { isLeader, _ := m.leader(); return isLeader },
+		Forward: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
+			_, url := m.leader()
+			if url == "" {
+				return nil, errors.New("no group leader known yet")
+			}
+			return m.ask(ctx, m.actorOf("", url), req)
+		},
+		Workers: m.workersBody,
+		RestartLocal: func(connector string, task int) bool {
+			return m.w.runtime != nil && m.w.runtime.RestartTask(connector, task)
+		},
+	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/offsets"
 )
 
@@ -74,7 +75,20 @@ type Config struct {
 	// KafkaOpts are extra client options (TLS, SASL, ...).
 	KafkaOpts []kgo.Opt
 	Version   string
-	Log       zerolog.Logger
+	// Loggers are the process's named loggers: each component logs
+	// through its own (see internal/loglevel for the names) and
+	// /admin/loggers changes their levels at run time. Nil makes a
+	// registry over Log with Log's level at the root; it does not manage
+	// zerolog's global level, which suits tests that run several workers.
+	Loggers *loglevel.Registry
+	// Log is where a worker without Loggers writes.
+	Log zerolog.Logger
+}
+
+// logger is the logger of a component of this worker: the named logger,
+// with the worker's id on every event.
+func (c *Config) logger(name string) zerolog.Logger {
+	return c.Loggers.Logger(name).With().Str("worker", c.WorkerID).Logger()
 }
 
 func (c *Config) defaults() error {
@@ -113,6 +127,9 @@ func (c *Config) defaults() error {
 	}
 	if c.RESTAddr == "" {
 		c.RESTAddr = ":8083"
+	}
+	if c.Loggers == nil {
+		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
 	}
 	return nil
 }
@@ -223,7 +240,7 @@ func Start(cfg Config) (*Worker, error) {
 	if cfg.WorkerID == "" {
 		cfg.WorkerID = advertised(ln.Addr().String())
 	}
-	log := cfg.Log.With().Str("worker", cfg.WorkerID).Logger()
+	log := cfg.logger(loglevel.Worker)
 	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{})}
 	w.members = &membership{w: w}
 
@@ -232,7 +249,7 @@ func Start(cfg Config) (*Worker, error) {
 		ln.Close()
 		return nil, err
 	}
-	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.ctl, log)), ReadHeaderTimeout: 10 * time.Second}
+	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.ctl, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("REST server stopped")
@@ -255,16 +272,22 @@ func (w *Worker) build() error {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	w.adm = kadm.NewClient(w.admCl)
-	if w.configs, err = state.NewConfigLog(kopts, w.cfg.ConfigTopic, w.log); err != nil {
+	if w.configs, err = state.NewConfigLog(kopts, w.cfg.ConfigTopic, w.cfg.logger(loglevel.State)); err != nil {
 		return err
 	}
-	if w.statuses, err = state.NewStatusLog(kopts, w.cfg.StatusTopic, w.log); err != nil {
+	w.configs.OnLoggerLevel(w.applyClusterLogLevel)
+	if w.statuses, err = state.NewStatusLog(kopts, w.cfg.StatusTopic, w.cfg.logger(loglevel.State)); err != nil {
 		return err
 	}
+	tracking, err := state.ParseTopicTracking(w.cfg.Props)
+	if err != nil {
+		return err
+	}
+	w.statuses.SetTopicTracking(tracking)
 	if w.offsets, err = offsets.NewSourceStore(kopts, w.cfg.OffsetsTopic); err != nil {
 		return err
 	}
-	w.offsets.SetLogger(w.log)
+	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
 	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
 		return err
 	}
@@ -280,6 +303,11 @@ func (w *Worker) build() error {
 			id, _ := w.clusterID.Load().(string)
 			return id
 		},
+		Loggers: loggersBackend{Registry: w.cfg.Loggers, configs: w.configs},
+		Offsets: offsets.NewConnectorOffsets(w.offsets, w.adm),
+		Topics:  w.statuses,
+		// The leader asks the worker that runs a task to restart it.
+		RestartTask: w.members.restartTaskOn,
 	})
 	if err != nil {
 		return err
@@ -293,7 +321,7 @@ func (w *Worker) build() error {
 		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String())},
 		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join,
 		ProbeInterval: w.cfg.ProbeInterval, ProbeTimeout: w.cfg.ProbeTimeout, SuspicionMult: w.cfg.SuspicionMult,
-		OnGone: w.removeGone, Log: w.log,
+		OnGone: w.removeGone, Log: w.cfg.logger(loglevel.Gossip),
 	}); err != nil {
 		return err
 	}
@@ -302,9 +330,34 @@ func (w *Worker) build() error {
 		Gossip:         w.gossip.Addr(),
 		Client:         w.admCl,
 		SessionTimeout: w.cfg.SessionTimeout, HeartbeatInterval: w.cfg.HeartbeatInterval, RebalanceTimeout: w.cfg.RebalanceTimeout,
-		Log: w.log,
+		Log: w.cfg.logger(loglevel.Group),
 	}, w.members)
 	return nil
+}
+
+// loggersBackend serves /admin/loggers: this worker's loggers, and the
+// config topic for levels that every worker applies.
+type loggersBackend struct {
+	*loglevel.Registry
+	configs *state.ConfigLog
+}
+
+func (b loggersBackend) PutLoggerLevel(ctx context.Context, namespace, level string) error {
+	return b.configs.PutLoggerLevel(ctx, namespace, level)
+}
+
+// applyClusterLogLevel applies a cluster-wide level read from the config
+// topic, as Connect's workers do. The writer validated it; a record with a
+// bad level (written by hand, or by a newer version) is skipped.
+func (w *Worker) applyClusterLogLevel(l state.LoggerLevel) {
+	level, err := loglevel.ParseLevel(l.Level)
+	if err != nil {
+		w.log.Warn().Err(err).Str("namespace", l.Namespace).Msg("ignoring a cluster-wide log level from the config topic")
+		return
+	}
+	changed := w.cfg.Loggers.Set(l.Namespace, level)
+	w.log.Info().Str("namespace", l.Namespace).Str("log_level", loglevel.LevelName(level)).Strs("loggers", changed).
+		Msg("applied a cluster-wide log level")
 }
 
 // checkRuntimeKeys validates the runtime keys the control package does not
@@ -422,13 +475,18 @@ func (w *Worker) connect(ctx context.Context) error {
 			return err
 		}
 	}
+	var topics actors.TopicRecorder // nil: tasks record nothing
+	if w.statuses.TopicTrackingEnabled() {
+		topics = w.statuses
+	}
 	rt, err := actors.NewRuntime(actors.Options{
+		Topics:   topics,
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.members,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Producer:  w.producer, Admin: w.adm,
 		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,
-		Log: w.log,
+		Log: cfg.logger(loglevel.Actors),
 	})
 	if err != nil {
 		return err
@@ -437,7 +495,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	host, _, _ := net.SplitHostPort(w.gossip.Addr())
 	if w.actors, err = actorcluster.Start(actorcluster.Config{
 		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip,
-		Info: w.members.info, Log: w.log,
+		Info: w.members.info, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
 	}); err != nil {
 		return err
 	}

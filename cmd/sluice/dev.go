@@ -20,6 +20,7 @@ continues where it stopped.
 const devBanner = `
 Sluice is running.
   REST API      http://%[1]s   (Kafka Connect's API)
+  admin         %[5]s        (sluice connectors|tasks|plugins|workers --join %[5]s)
   Kafka         %[2]s        (any Kafka client or kcat works)
   data          %[3]s
 
@@ -35,6 +36,7 @@ Try it:
     "config": {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "lines",
                "value.converter": "org.apache.kafka.connect.storage.StringConverter"}}'
   curl -s localhost:%[4]s/connectors?expand=status
+  sluice connectors status file-source      (or: go run ./cmd/sluice connectors ...)
   cat /tmp/out.txt
 
 `
@@ -71,6 +73,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost" // listening on every address
 	}
-	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap, *dataDir, port)
+	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap, *dataDir, port, f.bind)
 	return serve(ctx, w, log)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/internal/loglevel"
 )
 
 // newFlags returns a flag set whose help starts with the command's text.
@@ -36,18 +38,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
-	onCommandLine := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && !onCommandLine[f.Name] && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
-				envErr = usageError{fmt.Errorf("%s=%q: %v", env, v, err)}
-			}
-		}
-	})
-	return envErr
+	return applyEnv(fs)
 }
 
 // choice is a string flag that accepts one of a few values, checked when it
@@ -88,6 +79,10 @@ func (r *replicationFactor) Set(v string) error {
 type logFlags struct {
 	level  choice
 	format choice
+	// loggers is the process's registry of named loggers, made by
+	// logger; a worker derives its components' loggers from it, and
+	// /admin/loggers changes their levels at run time.
+	loggers *loglevel.Registry
 }
 
 func (l *logFlags) register(fs *flag.FlagSet) {
@@ -97,6 +92,10 @@ func (l *logFlags) register(fs *flag.FlagSet) {
 	fs.Var(&l.format, "log-format", "log format: auto (human on a terminal, JSON otherwise), console, json")
 }
 
+// logger makes the process's registry of loggers, with --log-level at the
+// root, and returns its root logger. The registry manages zerolog's global
+// level: this process has no other loggers, and it keeps debug events
+// unbuilt until some logger is set to DEBUG.
 func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
 	level, err := zerolog.ParseLevel(l.level.value)
 	if err != nil {
@@ -114,5 +113,7 @@ func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
 	if human {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+	base := zerolog.New(w).With().Timestamp().Logger()
+	l.loggers = loglevel.New(base, loglevel.Options{Root: level, ManageGlobalLevel: true})
+	return l.loggers.Root(), nil
 }

@@ -20,11 +20,19 @@ Usage:
   sluice <command> [flags]
 
 Commands:
-  dev      an embedded broker, one worker and the REST API on :8083, ready to take
-           connectors; data persists under --data-dir
-  broker   the embedded Kafka-compatible broker alone, for local multi-worker setups
-  worker   a worker of a cluster on any Kafka (Apache Kafka, or 'sluice broker')
-  version  print the version
+  dev         an embedded broker, one worker and the REST API on :8083, ready to
+              take connectors; data persists under --data-dir
+  broker      the embedded Kafka-compatible broker alone, for local multi-worker setups
+  worker      a worker of a cluster on any Kafka (Apache Kafka, or 'sluice broker')
+  version     print the version
+
+Admin commands (reach a running cluster through its actor system at --join):
+  connectors  list, get, create, update, delete, status, pause, resume, stop,
+              restart, offsets, topics, validate
+  tasks       list, status, restart
+  plugins     the connector plugins and their config keys
+  workers     the workers, the leader, and which worker runs which task
+  loggers     log levels at run time
 
 Every flag can also be set in the environment as SLUICE_<FLAG>, upper case with
 dashes as underscores: --rest-addr is SLUICE_REST_ADDR. A flag given on the
@@ -35,6 +43,7 @@ Run 'sluice <command> --help' for the flags of a command.
 Getting started:
   go run ./cmd/sluice dev
   curl -s localhost:8083/connector-plugins
+  go run ./cmd/sluice plugins
 `
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -51,6 +60,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	admin := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
+		"connectors": runConnectors, "tasks": runTasks, "plugins": runPlugins, "workers": runWorkers, "loggers": runLoggers,
+	}
+	if f, ok := admin[args[0]]; ok {
+		return f(ctx, args[1:], stdout, stderr)
+	}
 	var err error
 	switch args[0] {
 	case "dev":

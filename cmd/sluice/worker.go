@@ -74,7 +74,13 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.configTopic, "config-topic", "", "config topic (config.storage.topic; default <cluster>-configs)")
 	fs.StringVar(&f.offsetTopic, "offsets-topic", "", "offsets topic (offset.storage.topic; default <cluster>-offsets)")
 	fs.StringVar(&f.statusTopic, "status-topic", "", "status topic (status.storage.topic; default <cluster>-status)")
-	fs.StringVar(&f.bind, "bind", "127.0.0.1:0", "host:port where other workers reach this one (gossip); port 0 picks one. Use a non-loopback address when workers run on several machines")
+	bind := "127.0.0.1:0"
+	if dev {
+		// A known port, so that the admin commands find the dev cluster
+		// with their default --join.
+		bind = "127.0.0.1:8084"
+	}
+	fs.StringVar(&f.bind, "bind", bind, "host:port where other workers and the admin commands (--join) reach this one (gossip); port 0 picks one. Use a non-loopback address when workers run on several machines")
 	fs.StringVar(&f.advertise, "advertise", "", "host:port other workers should use for this one, when it differs from --bind (NAT, containers)")
 	fs.StringVar(&f.join, "join", "", "other workers' --bind addresses, host:port[,host:port...] (optional: workers also find each other through the Kafka group)")
 	fs.DurationVar(&f.session, "session-timeout", 10*time.Second, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
@@ -132,6 +138,7 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		SuspicionMult:       f.suspicion,
 		HeartbeatInterval:   f.heartbeat,
 		Version:             Version,
+		Loggers:             f.loggers,
 		Log:                 log,
 	}, nil
 }
