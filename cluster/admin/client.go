@@ -30,9 +30,13 @@ type ClientConfig struct {
 	// means port 0 on the local address that routes to the first join
 	// address: workers must be able to reach the client back.
 	Bind string
-	// JoinTimeout bounds finding a worker; default 10 s.
+	// JoinTimeout bounds finding a worker; default 5 s.
 	JoinTimeout time.Duration
 	Log         zerolog.Logger
+	// ActorLogs passes protoactor's own logs on to Log; they are noise
+	// (it reports the client's own disconnect as an error) unless one is
+	// debugging the client.
+	ActorLogs bool
 }
 
 // Client talks to a cluster's admin actors. It joins the cluster's gossip
@@ -73,7 +77,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	c := &Client{g: g}
 	timeout := cfg.JoinTimeout
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = 5 * time.Second
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -94,8 +98,12 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		g.JoinAll(cfg.Join) // a seed that was down may be up now
 		time.Sleep(50 * time.Millisecond)
 	}
+	level := slog.Level(100) // above every level: silent
+	if cfg.ActorLogs {
+		level = slog.LevelDebug
+	}
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelError}))
+		return slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: level}))
 	}))
 	c.remote = remote.NewRemote(c.system, remote.Configure(host, 0))
 	if err := startRemote(c.remote); err != nil {

@@ -138,7 +138,8 @@ func (c *adminCmd) arg(i int, what string) (string, error) {
 func (c *adminCmd) connect(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cl, err := admin.Dial(dctx, admin.ClientConfig{Cluster: c.f.cluster, Join: connectors.SplitList(c.f.join), Log: c.log})
+	cl, err := admin.Dial(dctx, admin.ClientConfig{Cluster: c.f.cluster, Join: connectors.SplitList(c.f.join), Log: c.log,
+		ActorLogs: c.f.level.value == "debug" || c.f.level.value == "trace"})
 	if err != nil {
 		return &cliError{code: exitUnreachable, msg: err.Error()}
 	}
