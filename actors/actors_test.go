@@ -467,3 +467,23 @@ func TestWaitStoppedWaitsForThePipeline(t *testing.T) {
 		t.Fatal("WaitStopped returned before the task was closed")
 	}
 }
+
+// A connector created PAUSED gets no tasks until it is resumed, as in
+// Connect (KIP-980); a connector paused later keeps its tasks, paused.
+func TestCreatedPausedHasNoTasksUntilResumed(t *testing.T) {
+	e := newEnv(t)
+	e.setTarget("cp", state.Paused)
+	e.create("cp", withConv(map[string]string{"name": "cp", "connector.class": "test.TestSource", "topic": e.topic("cp-out")}))
+	eventually(t, 20*time.Second, "connector PAUSED", func() error {
+		if st, _ := e.statuses.Connector("cp"); st.State != state.PausedS {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // time enough to have written task configs
+	if tasks := e.configs.Snapshot().Connectors["cp"].Tasks; len(tasks) != 0 {
+		t.Fatalf("connector created PAUSED has %d task config(s), want none until resumed", len(tasks))
+	}
+	e.setTarget("cp", state.Started)
+	e.waitTaskState("cp", 0, state.Running)
+}

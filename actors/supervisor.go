@@ -30,6 +30,10 @@ type supervisor struct {
 	// writeCancel cancels the task config write in flight, which runs off
 	// the actor (invariant 8), when newer configs supersede it.
 	writeCancel context.CancelFunc
+	// held is a split computed while the connector was created PAUSED and
+	// has no tasks yet: as in Connect, it gets its first tasks only once
+	// it is resumed.
+	held []map[string]string
 }
 
 type child struct {
@@ -63,6 +67,11 @@ func (s *supervisor) Receive(c actor.Context) {
 	case *ConnectorWork:
 		s.reconcile(c, m)
 	case *taskConfigsComputed:
+		if s.work != nil && s.work.Target == state.Paused && len(s.work.Committed) == 0 {
+			s.held = m.configs
+			return
+		}
+		s.held = nil
 		s.maybeWriteTaskConfigs(c, m.configs)
 	case *taskConfigsWritten:
 		if m.err != nil {
@@ -156,6 +165,11 @@ func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 	// config change restarts it, so it splits the new config.
 	if s.connector != nil && (!w.RunConnector || stopped || !sameConfig(s.connector.config, w.Config)) {
 		s.stopChild(c, s.connector)
+		s.held = nil // the next connector instance computes its own split
+	}
+	if s.held != nil && w.Target == state.Started {
+		s.maybeWriteTaskConfigs(c, s.held)
+		s.held = nil
 	}
 	if w.RunConnector && !stopped && s.connector == nil {
 		s.connector = s.spawn(c, -1, w.Config)

@@ -52,6 +52,27 @@ type ConfigValidator interface {
 	ValidateConfig(config map[string]string) map[string][]string
 }
 
+// OffsetChange is one partition's offset an operator sets through the
+// offsets API (PATCH or DELETE /connectors/{c}/offsets). A source
+// connector's partition and offset are its own maps; a sink connector's are
+// {"kafka_topic","kafka_partition"} and {"kafka_offset"}. A nil Offset
+// removes the partition's offset. Numbers may arrive as json.Number.
+type OffsetChange struct {
+	Partition map[string]any
+	Offset    map[string]any
+}
+
+// OffsetsAlterer is implemented by connectors that check the offsets an
+// operator sets, or keep offsets outside Kafka too (Connect's
+// alterOffsets). The runtime calls AlterOffsets before it writes anything;
+// an error refuses the request with the error's message. It returns true
+// when the connector has taken care of everything it keeps itself, so the
+// runtime need not warn that external offsets may need altering by hand.
+// A reset passes every current partition with a nil Offset.
+type OffsetsAlterer interface {
+	AlterOffsets(config map[string]string, changes []OffsetChange) (bool, error)
+}
+
 // ConnectorContext is the runtime as a Connector sees it.
 type ConnectorContext interface {
 	// Name is the connector's name.

@@ -163,7 +163,7 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 	case *controlpb.AdminRequest_Resume:
 		return http.StatusAccepted, nil, c.Resume(ctx, op.Resume.GetConnector())
 	case *controlpb.AdminRequest_Stop:
-		return http.StatusAccepted, nil, c.Stop(ctx, op.Stop.GetConnector())
+		return http.StatusNoContent, nil, c.Stop(ctx, op.Stop.GetConnector())
 	case *controlpb.AdminRequest_Restart:
 		m := op.Restart
 		st, err := c.Restart(ctx, m.GetConnector(), m.GetIncludeTasks(), m.GetOnlyFailed())

@@ -300,20 +300,22 @@ func (c *Controller) Plugins(connectorsOnly bool) []PluginInfo {
 	return out
 }
 
-// PluginConfig returns the config definitions a connector plugin declares,
-// without the runtime's common keys, as Connect does.
+// PluginConfig returns the config definitions a connector plugin takes:
+// the runtime's keys for its type (name, connector.class, tasks.max,
+// converters, errors.*, ...) followed by the plugin's own, as Connect does
+// since 3.5 (KAFKA-14843).
 func (c *Controller) PluginConfig(class string) ([]ConfigKeyInfo, error) {
 	p, err := c.o.Plugins.Lookup(class)
 	if err != nil {
 		return nil, errorf(http.StatusNotFound, "Unknown plugin %s. %v", class, err)
 	}
-	def, err := pluginDef(p)
+	own, err := pluginDef(p)
 	if err != nil {
 		return nil, errorf(http.StatusInternalServerError, "%v", err)
 	}
 	orders := map[string]int{}
 	out := []ConfigKeyInfo{}
-	for _, k := range def.Keys() {
+	for _, k := range common.ConfigDef(p.Type).Merge(own).Keys() {
 		out = append(out, keyInfo(k, orders))
 	}
 	return out, nil

@@ -384,13 +384,17 @@ func TestPluginConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The runtime's keys come first, then the plugin's, as in Connect 3.5+.
 	var names []string
 	for _, k := range keys {
 		names = append(names, k.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"topic", "batch.size", "mode", "query", "password"}) {
-		t.Fatalf("keys %v", names)
+	own := []string{"topic", "batch.size", "mode", "query", "password"}
+	if len(names) < len(own)+3 || !reflect.DeepEqual(names[len(names)-len(own):], own) ||
+		!slices.Contains(names, "name") || !slices.Contains(names, "connector.class") || !slices.Contains(names, "tasks.max") {
+		t.Fatalf("keys %v: want the runtime's keys (name, connector.class, tasks.max, ...) then %v", names, own)
 	}
+	keys = keys[len(names)-len(own):]
 	topic, batch := keys[0], keys[1]
 	if !topic.Required || topic.DefaultValue != nil || topic.Importance != "HIGH" || *topic.Group != "Source" || topic.Order != 1 {
 		t.Errorf("topic = %+v", topic)

@@ -112,7 +112,9 @@ func (c *Controller) SetLogger(ctx context.Context, name, level, scope string) (
 	if err != nil {
 		// Connect answers 404 here; a bad field is a bad request
 		// (invariant 7), and the message keeps Connect's words.
-		return nil, errorf(http.StatusBadRequest, "invalid log level '%s' in field \"level\": valid levels are %s (any case).", level, loglevel.LevelNames)
+		// 404, not 400: Connect's LoggingResource answers an unknown level
+		// with its NotFoundException, and clients may rely on the code.
+		return nil, errorf(http.StatusNotFound, "invalid log level '%s' in field \"level\": valid levels are %s (any case).", level, loglevel.LevelNames)
 	}
 	if s, _ := ParseLoggerScope(scope); s == ScopeCluster {
 		wctx, done, err := c.begin(ctx)

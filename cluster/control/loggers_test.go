@@ -129,16 +129,21 @@ func TestLoggersWorkerScope(t *testing.T) {
 
 func TestLoggersBadRequests(t *testing.T) {
 	e := newLoggersEnv(t)
-	for _, tc := range []struct{ name, level, scope, want string }{
-		{"x", "", "worker", "'level'"},
-		{"x", "  ", "cluster", "'level'"},
-		{"x", "LOUD", "worker", `invalid log level 'LOUD' in field "level"`},
-		{"x", "warning", "cluster", `invalid log level 'warning' in field "level"`},
-		{"", "INFO", "worker", "name"},
+	// An unknown level is Connect's 404 (its LoggingResource throws
+	// NotFoundException); a missing one is 400.
+	for _, tc := range []struct {
+		name, level, scope, want string
+		code                     int
+	}{
+		{"x", "", "worker", "'level'", http.StatusBadRequest},
+		{"x", "  ", "cluster", "'level'", http.StatusBadRequest},
+		{"x", "LOUD", "worker", `invalid log level 'LOUD' in field "level"`, http.StatusNotFound},
+		{"x", "warning", "cluster", `invalid log level 'warning' in field "level"`, http.StatusNotFound},
+		{"", "INFO", "worker", "name", http.StatusBadRequest},
 	} {
 		_, err := e.C.SetLogger(ctx(t), tc.name, tc.level, tc.scope)
-		if code(err) != http.StatusBadRequest || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("SetLogger(%q, %q, %q) = %v (%d); want 400 mentioning %s", tc.name, tc.level, tc.scope, err, code(err), tc.want)
+		if code(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SetLogger(%q, %q, %q) = %v (%d); want %d mentioning %s", tc.name, tc.level, tc.scope, err, code(err), tc.code, tc.want)
 		}
 	}
 	if all := e.C.Loggers(); len(all) != 1 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"sort"
@@ -65,10 +66,12 @@ const (
 	KafkaOffsetKey    = "kafka_offset"
 )
 
-// Connect's messages. No Sluice connector manages offsets outside the
-// framework (Connect's alterOffsets hook), so the framework cannot vouch
-// for external ones and always adds the caveat, as Connect does then.
+// Connect's messages: the caveat about external offsets is left out when
+// the connector vouched for the change (connectors.OffsetsAlterer).
 const (
+	msgAlteredByConnector = "The offsets for this connector have been altered successfully"
+	msgResetByConnector   = "The offsets for this connector have been reset successfully"
+
 	msgAltered = "The Connect framework-managed offsets for this connector have been altered successfully. " +
 		"However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses."
 	msgReset = "The Connect framework-managed offsets for this connector have been reset successfully. " +
@@ -189,19 +192,58 @@ func (c *Controller) AlterOffsets(ctx context.Context, name string, offs []Conne
 		if err != nil {
 			return Message{}, err
 		}
+		msg, err := c.consult(conn, offs, msgAltered, msgAlteredByConnector)
+		if err != nil {
+			return Message{}, err
+		}
 		if err := b.AlterSinkOffsets(wctx, name, parsed); err != nil {
 			return Message{}, sinkFailure("alter", name, err)
 		}
-		return Message{Message: msgAltered}, nil
+		return Message{Message: msg}, nil
 	}
 	parsed, err := parseSourceOffsets(offs)
+	if err != nil {
+		return Message{}, err
+	}
+	msg, err := c.consult(conn, offs, msgAltered, msgAlteredByConnector)
 	if err != nil {
 		return Message{}, err
 	}
 	if err := b.AlterSourceOffsets(wctx, name, parsed); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
-	return Message{Message: msgAltered}, nil
+	return Message{Message: msg}, nil
+}
+
+// consult shows the changes to the connector when it checks offsets
+// itself (connectors.OffsetsAlterer) and returns the message to answer
+// with: byConnector when it vouched for them, else the framework's caveat.
+// A connector that refuses them refuses the request (400).
+func (c *Controller) consult(conn *state.Connector, offs []ConnectorOffset, framework, byConnector string) (string, error) {
+	p, err := c.o.Plugins.Lookup(conn.Config[common.ConnectorClass])
+	if err != nil {
+		return framework, nil // offsetsType found it; it cannot vanish
+	}
+	changes := make([]connectors.OffsetChange, len(offs))
+	for i, o := range offs {
+		changes[i] = connectors.OffsetChange{Partition: o.Partition, Offset: o.Offset}
+	}
+	var vouched bool
+	var refused error
+	if err := safely(p.Class, "checking offsets", func() {
+		if a, ok := p.New().(connectors.OffsetsAlterer); ok {
+			vouched, refused = a.AlterOffsets(maps.Clone(conn.Config), changes)
+		}
+	}); err != nil {
+		return "", errorf(http.StatusInternalServerError, "%v", err)
+	}
+	if refused != nil {
+		return "", errorf(http.StatusBadRequest, "Connector %s refused the offsets: %v", conn.Name, refused)
+	}
+	if vouched {
+		return byConnector, nil
+	}
+	return framework, nil
 }
 
 // ResetOffsets deletes every offset of a stopped connector: tombstones for
@@ -213,20 +255,30 @@ func (c *Controller) ResetOffsets(ctx context.Context, name string) (Message, er
 		return Message{}, err
 	}
 	defer done()
-	typ, err := c.offsetsType(conn)
+	// The connector sees every current partition with a null offset.
+	current, err := c.Offsets(wctx, name)
 	if err != nil {
 		return Message{}, err
 	}
-	if typ == connectors.Sink {
+	for i := range current.Offsets {
+		current.Offsets[i].Offset = nil
+	}
+	msg, err := c.consult(conn, current.Offsets, msgReset, msgResetByConnector)
+	if err != nil {
+		return Message{}, err
+	}
+	if typ, err := c.offsetsType(conn); err != nil {
+		return Message{}, err
+	} else if typ == connectors.Sink {
 		if err := b.ResetSinkOffsets(wctx, name); err != nil {
 			return Message{}, sinkFailure("reset", name, err)
 		}
-		return Message{Message: msgReset}, nil
+		return Message{Message: msg}, nil
 	}
 	if err := b.ResetSourceOffsets(wctx, name); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
-	return Message{Message: msgReset}, nil
+	return Message{Message: msg}, nil
 }
 
 func sinkFailure(verb, name string, err error) error {

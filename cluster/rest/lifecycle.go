@@ -50,12 +50,14 @@ func (h *handler) patchConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
+// stop answers 204, as Connect's void resource method does (pause and
+// resume answer 202).
 func (h *handler) stop(w http.ResponseWriter, r *http.Request) {
 	if err := h.c.Stop(r.Context(), r.PathValue("c")); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // boolParam reads a query parameter as Connect's JAX-RS does: absent is

@@ -60,8 +60,8 @@ func TestStopAndRestartEndpoints(t *testing.T) {
 	wantError(t, do(t, "POST", s.url+"/connectors/c/tasks/1/restart", ""), 404)
 	wantError(t, do(t, "POST", s.url+"/connectors/c/tasks/x/restart", ""), 404)
 
-	if r := do(t, "PUT", s.url+"/connectors/c/stop", ""); r.code != 202 {
-		t.Fatalf("stop: %d %s, want 202", r.code, r.body)
+	if r := do(t, "PUT", s.url+"/connectors/c/stop", ""); r.code != 204 {
+		t.Fatalf("stop: %d %s, want 204", r.code, r.body)
 	}
 	if ts := s.Configs.Snapshot().Connectors["c"].TargetState; ts != state.Stopped {
 		t.Fatalf("target %s after stop", ts)

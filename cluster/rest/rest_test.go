@@ -522,8 +522,9 @@ func TestPluginConfig(t *testing.T) {
 	keys := r.json(t).([]any)
 	first := keys[0].(map[string]any)
 	want := []string{"default_value", "dependents", "display_name", "documentation", "group", "importance", "name", "order", "required", "type", "width"}
-	if len(keys) != 5 || first["name"] != "topic" || !reflect.DeepEqual(keysOf(first), want) {
-		t.Fatalf("keys %s", r.body)
+	last := keys[len(keys)-5].(map[string]any)
+	if len(keys) <= 5 || first["name"] != "name" || last["name"] != "topic" || !reflect.DeepEqual(keysOf(first), want) {
+		t.Fatalf("keys %s: want the runtime's keys from name on, then the plugin's from topic on", r.body)
 	}
 	msg := wantError(t, do(t, "GET", s.url+"/connector-plugins/com.example.Nope/config", ""), 404)
 	if !strings.Contains(msg, controltest.SourceClass) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -145,3 +146,35 @@ func (c *SinkConnector) TaskConfigs(_ context.Context, maxTasks int) ([]map[stri
 func (c *SinkConnector) Stop() error { return nil }
 
 func (c *SinkConnector) NewTask() connectors.SinkTask { return &SinkTask{} }
+
+// AlterOffsets checks offsets an operator sets, as Connect's
+// FileStreamSourceConnector does: a partition names its file, an offset is
+// null or a non-negative position. The connector keeps nothing outside the
+// offsets topic, so it vouches for the change (true).
+func (c *SourceConnector) AlterOffsets(_ map[string]string, changes []connectors.OffsetChange) (bool, error) {
+	for _, ch := range changes {
+		if ch.Partition == nil {
+			return false, fmt.Errorf("partition objects cannot be null")
+		}
+		if _, ok := ch.Partition[FilenameField].(string); !ok {
+			return false, fmt.Errorf("partition objects should contain the key '%s' with the file name", FilenameField)
+		}
+		if ch.Offset == nil {
+			continue
+		}
+		pos, ok := ch.Offset[PositionField]
+		if !ok {
+			return false, fmt.Errorf("offset objects should either be null or contain the key '%s'", PositionField)
+		}
+		if n, err := strconv.ParseInt(fmt.Sprint(pos), 10, 64); err != nil || n < 0 {
+			return false, fmt.Errorf("the value for the '%s' key in the offset is expected to be a non-negative integer, not %v", PositionField, pos)
+		}
+	}
+	return true, nil
+}
+
+// AlterOffsets accepts any consumer offsets: the sink keeps none of its
+// own (Connect's FileStreamSinkConnector answers the same).
+func (c *SinkConnector) AlterOffsets(map[string]string, []connectors.OffsetChange) (bool, error) {
+	return true, nil
+}

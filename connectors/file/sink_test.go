@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -236,4 +237,28 @@ func TestSinkFailureSticks(t *testing.T) {
 		t.Fatalf("PreCommit after a failed write returned %v", got)
 	}
 	task.Close()
+}
+
+func TestFileConnectorsCheckOffsets(t *testing.T) {
+	src := &SourceConnector{}
+	for _, tc := range []struct {
+		ch connectors.OffsetChange
+		ok bool
+	}{
+		{connectors.OffsetChange{Partition: map[string]any{"filename": "/x"}, Offset: map[string]any{"position": json.Number("0")}}, true},
+		{connectors.OffsetChange{Partition: map[string]any{"filename": "/x"}, Offset: map[string]any{"position": int64(7)}}, true},
+		{connectors.OffsetChange{Partition: map[string]any{"filename": "/x"}}, true},
+		{connectors.OffsetChange{Partition: map[string]any{"filename": "/x"}, Offset: map[string]any{"position": json.Number("-1")}}, false},
+		{connectors.OffsetChange{Partition: map[string]any{"filename": "/x"}, Offset: map[string]any{"pos": 1}}, false},
+		{connectors.OffsetChange{Partition: map[string]any{"file": "/x"}, Offset: map[string]any{"position": 1}}, false},
+		{connectors.OffsetChange{Offset: map[string]any{"position": 1}}, false},
+	} {
+		vouched, err := src.AlterOffsets(nil, []connectors.OffsetChange{tc.ch})
+		if (err == nil) != tc.ok || vouched != tc.ok {
+			t.Errorf("%+v: vouched %v, err %v; want ok=%v", tc.ch, vouched, err, tc.ok)
+		}
+	}
+	if ok, err := (&SinkConnector{}).AlterOffsets(nil, nil); !ok || err != nil {
+		t.Fatalf("sink: %v %v", ok, err)
+	}
 }
