@@ -93,11 +93,46 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	w2 := c.add("w2", w1.bind)
 	c.add("w3", w1.bind)
 	a := admin{t: t, join: w2.bind, cluster: c.name}
+	// Join at a follower, so that writes must travel to the leader's admin
+	// actor.
+	var leader string
+	a.eventually("a leader among 3 workers", func(code int, out string) bool {
+		var ws struct {
+			Workers []struct {
+				WorkerID string `json:"worker_id"`
+				Leader   bool   `json:"leader"`
+			} `json:"workers"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &ws) != nil || len(ws.Workers) != 3 {
+			return false
+		}
+		for _, w := range ws.Workers {
+			if w.Leader {
+				leader = w.WorkerID
+			}
+		}
+		return leader != ""
+	}, "workers", "-o", "json")
+	for id, w := range c.workers {
+		if id != leader {
+			a.join = w.bind
+			break
+		}
+	}
+	t.Logf("leader %s; the admin commands join at %s", leader, a.join)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.txt")
 	if err := os.WriteFile(in, []byte("a\nb\nc\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+
+	// A write through the follower is carried out by the leader.
+	code, _, errOut := a.run("connectors", "create", "probe", "connector.class=FileStreamSink", "file="+filepath.Join(dir, "probe.txt"),
+		"topics="+c.topic("probe"), "--log-level", "debug", "--log-format", "json")
+	if code != 0 || !strings.Contains(errOut, `"served_by":"`+leader+`"`) {
+		t.Fatalf("create through a follower: exit %d, want it served by leader %s; stderr:\n%s", code, leader, errOut)
+	}
+	a.must("connectors", "delete", "probe")
 
 	// Plugins, in both formats.
 	if out := a.must("plugins"); !strings.Contains(out, "FileStreamSourceConnector") || !strings.Contains(out, "CLASS") {
@@ -132,7 +167,7 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	if code, _, errOut := a.run("connectors", "create", "snk", "connector.class=FileStreamSink", "file=/tmp/x", "topics=t"); code != 5 || !strings.Contains(errOut, "already exists") {
 		t.Fatalf("duplicate create: exit %d (%s), want 5 (conflict) saying it exists", code, errOut)
 	}
-	code, _, errOut := a.run("connectors", "create", "bad", "connector.class=NoSuchConnector")
+	code, _, errOut = a.run("connectors", "create", "bad", "connector.class=NoSuchConnector")
 	if code != 1 || !strings.Contains(errOut, "FileStreamSource") {
 		t.Fatalf("unknown class: exit %d, stderr %q; want 1 listing the known classes", code, errOut)
 	}

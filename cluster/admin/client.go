@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -88,6 +89,11 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 			}
 		}
 		if len(c.workers) > 0 {
+			// The worker joined at answers first, as the user expects;
+			// the others stand by should it not answer.
+			slices.SortStableFunc(c.workers, func(a, b gossip.Meta) int {
+				return boolToInt(!slices.Contains(cfg.Join, a.Addr)) - boolToInt(!slices.Contains(cfg.Join, b.Addr))
+			})
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -111,6 +117,13 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // startRemote starts protoactor's remote, which panics where it cannot

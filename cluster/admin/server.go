@@ -84,10 +84,12 @@ func (s *Server) Handle(ctx context.Context, req *controlpb.AdminRequest) *contr
 		return res
 	}
 	code, body, err := s.serve(ctx, req)
+	res := jsonResponse(code, body)
 	if err != nil {
-		return errorResponse(control.StatusCode(err), err.Error())
+		res = errorResponse(control.StatusCode(err), err.Error())
 	}
-	return jsonResponse(code, body)
+	res.ServedBy = s.WorkerID
+	return res
 }
 
 func errorResponse(code int, msg string) *controlpb.AdminResponse {

@@ -717,10 +717,13 @@ func (*AdminRequest_LocalRestartTask) isAdminRequest_Op() {}
 // its JSON body (the same shapes, so `-o json` output equals REST's) and,
 // for errors, the message.
 type AdminResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Json          []byte                 `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Code    int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Json    []byte                 `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	// served_by is the worker that carried the request out: the leader for
+	// a write, whichever worker was asked for a read.
+	ServedBy      string `protobuf:"bytes,4,opt,name=served_by,json=servedBy,proto3" json:"served_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -774,6 +777,13 @@ func (x *AdminResponse) GetJson() []byte {
 		return x.Json
 	}
 	return nil
+}
+
+func (x *AdminResponse) GetServedBy() string {
+	if x != nil {
+		return x.ServedBy
+	}
+	return ""
 }
 
 type ConnectorRef struct {
@@ -1536,11 +1546,12 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"set_logger\x18$ \x01(\v2\x1c.sluice.control.v1.SetLoggerH\x00R\tsetLogger\x12J\n" +
 	"\x12local_restart_task\x18% \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\x10localRestartTaskB\x04\n" +
-	"\x02op\"Q\n" +
+	"\x02op\"n\n" +
 	"\rAdminResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x12\n" +
-	"\x04json\x18\x03 \x01(\fR\x04json\",\n" +
+	"\x04json\x18\x03 \x01(\fR\x04json\x12\x1b\n" +
+	"\tserved_by\x18\x04 \x01(\tR\bservedBy\",\n" +
 	"\fConnectorRef\x12\x1c\n" +
 	"\tconnector\x18\x01 \x01(\tR\tconnector\"V\n" +
 	"\x0eListConnectors\x12#\n" +

@@ -34,6 +34,8 @@ type Meta struct {
 	// only to learn the workers' actor addresses: workers neither count it
 	// as a worker nor act when it goes.
 	Client bool `json:"client,omitempty"`
+	// Addr is the member's gossip address, from memberlist (not sent).
+	Addr string `json:"-"`
 }
 
 // metaOf reads a node's metadata; a node without any is a worker known by
@@ -215,6 +217,7 @@ func (g *Gossip) track(n *memberlist.Node, alive bool) {
 		return
 	}
 	if m := metaOf(n); !m.Client || g.cfg.Meta.Client {
+		m.Addr = n.Address()
 		g.peers[n.Name] = m
 	}
 }

@@ -167,6 +167,7 @@ func (c *adminCmd) do(ctx context.Context, req *controlpb.AdminRequest) (*contro
 	if err != nil {
 		return nil, &cliError{code: exitUnreachable, msg: err.Error()}
 	}
+	c.log.Debug().Str("served_by", res.GetServedBy()).Int32("code", res.GetCode()).Msg("answer")
 	if res.GetCode() < 400 {
 		return res, nil
 	}
