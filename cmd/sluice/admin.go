@@ -285,9 +285,11 @@ func jsonConfig(b []byte) (string, map[string]string, error) {
 				return "", nil, fmt.Errorf(`"name" must be a string`)
 			}
 		}
-		if err := json.Unmarshal(raw, &obj); err != nil {
+		var inner map[string]json.RawMessage // a fresh map: Unmarshal would merge into obj
+		if err := json.Unmarshal(raw, &inner); err != nil {
 			return "", nil, fmt.Errorf(`"config" must be a JSON object: %v`, err)
 		}
+		obj = inner
 	}
 	cfg := make(map[string]string, len(obj))
 	var bad []string

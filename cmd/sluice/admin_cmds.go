@@ -500,11 +500,15 @@ func runTasks(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	c := newAdminCmd("tasks "+verb, tasksHelp, stdout, stderr)
 	switch verb {
 	case "list", "status", "restart":
+	case "": // only flags: --help teaches, anything else asks for a command
 	default:
 		fmt.Fprintf(stderr, "sluice tasks: unknown command %q\n%s", verb, tasksHelp)
 		return exitUsage
 	}
 	return runAdmin(ctx, c, args, func(ctx context.Context) error {
+		if verb == "" {
+			return usageError{fmt.Errorf("missing the command: list, status or restart")}
+		}
 		name, err := c.arg(0, "connector name")
 		if err != nil {
 			return err
