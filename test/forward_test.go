@@ -70,7 +70,10 @@ func waitPaused(t *testing.T, c *cluster, name string) {
 	for time.Now().Before(deadline) {
 		_, body := mustSend(t, "GET", "http://"+c.any()+"/connectors/"+name+"/status", "")
 		last = string(body)
-		if strings.Contains(last, `"connector":{"state":"PAUSED"`) && strings.Contains(last, `"tasks":[{"id":0,"state":"PAUSED"`) {
+		// A connector paused before its first task configs were stored
+		// gets its tasks only once resumed (as one created PAUSED does).
+		if strings.Contains(last, `"connector":{"state":"PAUSED"`) &&
+			(strings.Contains(last, `"tasks":[{"id":0,"state":"PAUSED"`) || strings.Contains(last, `"tasks":[]`)) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
