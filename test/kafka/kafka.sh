@@ -126,6 +126,24 @@ EOF
   fi
 }
 
+# wait_up PORT DIR PID waits until the broker serves: the server says it
+# started and the port accepts connections (the port alone is not enough,
+# it is bound before the broker serves). It fails when the process exits.
+wait_up() {
+  local port=$1 dir=$2 pid=$3 deadline=$((SECONDS + 120))
+  until grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && port_open "$port"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      return 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 40 "$dir/kafka.log" >&2 || true
+      cmd_stop "$dir"
+      die "Apache Kafka did not come up within 120 s"
+    fi
+    sleep 0.2
+  done
+}
+
 cmd_start() {
   [ $# -eq 2 ] || die "usage: kafka.sh start PORT DIR"
   local port=$1 dir
@@ -134,26 +152,26 @@ cmd_start() {
   if [ -f "$dir/kafka.pid" ] && kill -0 "$(cat "$dir/kafka.pid")" 2>/dev/null; then
     die "a broker already runs from $dir (pid $(cat "$dir/kafka.pid"))"
   fi
-  prepare "$port" "$dir"
-  say "starting Apache Kafka on 127.0.0.1:$port (log: $dir/kafka.log)"
-  nohup "${JAVA[@]}" kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 </dev/null &
-  local pid=$!
-  echo "$pid" >"$dir/kafka.pid"
-  # Up means: the server says it started and the port accepts connections.
-  # The port alone is not enough, it is bound before the broker serves.
-  local deadline=$((SECONDS + 120))
-  until grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && port_open "$port"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 40 "$dir/kafka.log" >&2 || true
-      rm -f "$dir/kafka.pid"
-      die "Apache Kafka exited during startup"
+  # The controller's port is picked free, but another process can take it
+  # before the broker binds it (a busy CI machine): then try another one.
+  local attempt pid
+  for attempt in 1 2 3; do
+    prepare "$port" "$dir"
+    say "starting Apache Kafka on 127.0.0.1:$port (log: $dir/kafka.log)"
+    nohup "${JAVA[@]}" kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$dir/kafka.pid"
+    if wait_up "$port" "$dir" "$pid"; then
+      break
     fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      tail -n 40 "$dir/kafka.log" >&2 || true
-      cmd_stop "$dir"
-      die "Apache Kafka did not come up within 120 s"
+    rm -f "$dir/kafka.pid"
+    if [ "$attempt" -lt 3 ] && grep -q "CONTROLLER.*Address already in use\|bind to 127.0.0.1:[0-9]*: Address already in use" "$dir/kafka.log" &&
+      ! port_open "$port"; then
+      say "the controller's port was taken meanwhile; trying another one"
+      continue
     fi
-    sleep 0.2
+    tail -n 40 "$dir/kafka.log" >&2 || true
+    die "Apache Kafka exited during startup"
   done
   say "Apache Kafka up on 127.0.0.1:$port (pid $pid)"
 }
