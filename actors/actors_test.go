@@ -282,7 +282,6 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(300 * time.Millisecond) // in-flight acks settle
 	count := func() int64 {
 		off, _ := e.offsets.Offset("pz", map[string]any{"task": 0})
 		if off == nil {
@@ -290,7 +289,18 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 		}
 		return off["seq"].(int64)
 	}
+	// Records produced before the pause are acked and their offsets
+	// flushed a little later (on Apache Kafka, the first acks of a new
+	// topic can take a while): wait until the offset settles.
 	before := count()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(400 * time.Millisecond)
+		now := count()
+		if now == before && now >= 0 {
+			break
+		}
+		before = now
+	}
 	time.Sleep(500 * time.Millisecond)
 	if after := count(); after != before {
 		t.Fatalf("paused task kept producing: offset %d -> %d", before, after)

@@ -102,9 +102,8 @@ func (c *ConnectorOffsets) ResetSourceOffsets(ctx context.Context, connector str
 	return c.src.ReadToEnd(ctx)
 }
 
-// SinkOffsets lists the committed offsets of connector's consumer group,
-// sorted by topic and partition; a group that does not exist has none.
-func (c *ConnectorOffsets) SinkOffsets(ctx context.Context, connector string) ([]SinkOffset, error) {
+// sinkOffsets is one attempt of SinkOffsets.
+func (c *ConnectorOffsets) sinkOffsets(ctx context.Context, connector string) ([]SinkOffset, error) {
 	group := SinkGroup(connector)
 	fetched, err := c.adm.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
@@ -140,13 +139,13 @@ func (c *ConnectorOffsets) SinkOffsets(ctx context.Context, connector string) ([
 	return out, nil
 }
 
-// AlterSinkOffsets commits the given offsets to connector's consumer group
+// alterSinkOffsets commits the given offsets to connector's consumer group
 // and deletes those given as nil; for a partition given twice, the last
 // entry counts. The stopped tasks' static members are removed from the
 // group first, since Kafka refuses admin commits to a non-empty group.
 // Errors wrap ErrGroupNotEmpty when members remain, and
 // ErrUnknownPartition for a commit to a partition that does not exist.
-func (c *ConnectorOffsets) AlterSinkOffsets(ctx context.Context, connector string, offs []SinkOffset) error {
+func (c *ConnectorOffsets) alterSinkOffsets(ctx context.Context, connector string, offs []SinkOffset) error {
 	group := SinkGroup(connector)
 	commits := make(kadm.Offsets)
 	deletes := make(kadm.TopicsSet)
@@ -227,11 +226,11 @@ func (c *ConnectorOffsets) deleteOffsets(ctx context.Context, group string, dele
 	return classifyGroupErr(first)
 }
 
-// ResetSinkOffsets deletes connector's consumer group, and with it every
+// resetSinkOffsets deletes connector's consumer group, and with it every
 // offset it committed, as Kafka Connect does. A group that does not exist
 // is already reset. Errors wrap ErrGroupNotEmpty when members remain after
 // the stopped tasks' static members were removed.
-func (c *ConnectorOffsets) ResetSinkOffsets(ctx context.Context, connector string) error {
+func (c *ConnectorOffsets) resetSinkOffsets(ctx context.Context, connector string) error {
 	group := SinkGroup(connector)
 	if err := c.removeStoppedTasks(ctx, connector); err != nil {
 		return err
@@ -344,4 +343,47 @@ func isTaskInstance(connector, id string) bool {
 		}
 	}
 	return true
+}
+
+// SinkOffsets lists the committed offsets of connector's consumer group,
+// sorted by topic and partition; a group that does not exist has none.
+func (c *ConnectorOffsets) SinkOffsets(ctx context.Context, connector string) ([]SinkOffset, error) {
+	var out []SinkOffset
+	err := whileCoordinatorMoves(ctx, func() (err error) {
+		out, err = c.sinkOffsets(ctx, connector)
+		return err
+	})
+	return out, err
+}
+
+// AlterSinkOffsets commits offs to connector's consumer group (see
+// alterSinkOffsets), retrying while the group's coordinator moves.
+func (c *ConnectorOffsets) AlterSinkOffsets(ctx context.Context, connector string, offs []SinkOffset) error {
+	return whileCoordinatorMoves(ctx, func() error { return c.alterSinkOffsets(ctx, connector, offs) })
+}
+
+// ResetSinkOffsets deletes connector's consumer group (see
+// resetSinkOffsets), retrying while the group's coordinator moves.
+func (c *ConnectorOffsets) ResetSinkOffsets(ctx context.Context, connector string) error {
+	return whileCoordinatorMoves(ctx, func() error { return c.resetSinkOffsets(ctx, connector) })
+}
+
+// whileCoordinatorMoves runs f again, with a growing pause, while Kafka
+// answers that the group's coordinator is not ready (a fresh broker
+// loading __consumer_offsets, a coordinator moving): these pass by
+// themselves, and every sink offsets operation is idempotent.
+func whileCoordinatorMoves(ctx context.Context, f func() error) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !(errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
 }
