@@ -13,18 +13,18 @@ import (
 // others are set, and the result is validated in full before it is
 // written. 404 when the connector does not exist.
 func (c *Controller) PatchConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
-	if !c.ready() {
-		return ConnectorInfo{}, notReady()
-	}
-	wctx, done, err := c.begin(ctx)
-	if err != nil {
-		return ConnectorInfo{}, err
-	}
-	defer done()
-	conn, ok := c.exists(name)
-	if !ok {
-		return ConnectorInfo{}, notFound(name)
-	}
+	var info ConnectorInfo
+	err := c.onConnector(ctx, name, func(ctx context.Context, conn *state.Connector) error {
+		var err error
+		info, err = c.patch(ctx, conn, patch)
+		return err
+	})
+	return info, err
+}
+
+// patch merges, validates and writes; the caller holds the write lock.
+func (c *Controller) patch(ctx context.Context, conn *state.Connector, patch map[string]*string) (ConnectorInfo, error) {
+	name := conn.Name
 	merged := maps.Clone(conn.Config)
 	if merged == nil {
 		merged = map[string]string{}
@@ -40,7 +40,7 @@ func (c *Controller) PatchConfig(ctx context.Context, name string, patch map[str
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
-	if err := c.o.Configs.PutConnectorConfig(wctx, name, cfg); err != nil {
+	if err := c.o.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
 		return ConnectorInfo{}, storeError("writing the config of connector "+name, err)
 	}
 	info := c.info(conn)
@@ -62,21 +62,20 @@ func (c *Controller) Stop(ctx context.Context, name string) error {
 // is the status as Connect's 202 shows it: RESTARTING for everything that
 // the request restarts.
 func (c *Controller) Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error) {
-	wctx, done, err := c.begin(ctx)
+	var st ConnectorStatus
+	err := c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
+		var err error
+		if st, err = c.Status(name); err != nil {
+			return err
+		}
+		req := state.RestartRequest{Connector: name, IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
+		if err := c.o.Configs.RequestRestart(ctx, req); err != nil {
+			return storeError("requesting a restart of connector "+name, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return ConnectorStatus{}, err
-	}
-	defer done()
-	if _, ok := c.exists(name); !ok {
-		return ConnectorStatus{}, notFound(name)
-	}
-	st, err := c.Status(name)
-	if err != nil {
-		return ConnectorStatus{}, err
-	}
-	req := state.RestartRequest{Connector: name, IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
-	if err := c.o.Configs.RequestRestart(wctx, req); err != nil {
-		return ConnectorStatus{}, storeError("requesting a restart of connector "+name, err)
 	}
 	restarting := string(state.Restarting)
 	if !onlyFailed || st.Connector.State == string(state.Failed) {

@@ -3,6 +3,8 @@ package control
 import (
 	"context"
 	"net/http"
+
+	"github.com/sluice-io/sluice/cluster/state"
 )
 
 // TopicsBackend is where connectors' active topics are tracked (Connect's
@@ -61,16 +63,10 @@ func (c *Controller) ResetTopics(ctx context.Context, name string) error {
 	if err := c.trackingError(true); err != nil {
 		return err
 	}
-	wctx, done, err := c.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if _, ok := c.exists(name); !ok {
-		return notFound(name)
-	}
-	if err := c.o.Topics.ResetActiveTopics(wctx, name); err != nil {
-		return storeError("resetting the active topics of connector "+name, err)
-	}
-	return nil
+	return c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
+		if err := c.o.Topics.ResetActiveTopics(ctx, name); err != nil {
+			return storeError("resetting the active topics of connector "+name, err)
+		}
+		return nil
+	})
 }

@@ -22,6 +22,22 @@ func (c *Controller) begin(ctx context.Context) (context.Context, func(), error)
 	return wctx, func() { cancel(); <-c.writes }, nil
 }
 
+// onConnector runs write for existing connector name under this worker's
+// write lock and deadline (see begin): 404 when there is no such
+// connector.
+func (c *Controller) onConnector(ctx context.Context, name string, write func(ctx context.Context, conn *state.Connector) error) error {
+	wctx, done, err := c.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	conn, ok := c.exists(name)
+	if !ok {
+		return notFound(name)
+	}
+	return write(wctx, conn)
+}
+
 func (c *Controller) exists(name string) (*state.Connector, bool) {
 	conn, ok := c.o.Configs.Snapshot().Connectors[name]
 	return conn, ok && conn != nil
@@ -114,18 +130,12 @@ func (c *Controller) PutConfig(ctx context.Context, name string, config map[stri
 
 // Delete removes connector name: 404 when there is none.
 func (c *Controller) Delete(ctx context.Context, name string) error {
-	wctx, done, err := c.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if _, ok := c.exists(name); !ok {
-		return notFound(name)
-	}
-	if err := c.o.Configs.DeleteConnector(wctx, name); err != nil {
-		return storeError("deleting connector "+name, err)
-	}
-	return nil
+	return c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
+		if err := c.o.Configs.DeleteConnector(ctx, name); err != nil {
+			return storeError("deleting connector "+name, err)
+		}
+		return nil
+	})
 }
 
 // Pause pauses connector name and its tasks; pausing a paused connector is
@@ -141,16 +151,10 @@ func (c *Controller) Resume(ctx context.Context, name string) error {
 }
 
 func (c *Controller) setTarget(ctx context.Context, name string, t state.TargetState) error {
-	wctx, done, err := c.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if _, ok := c.exists(name); !ok {
-		return notFound(name)
-	}
-	if err := c.o.Configs.PutTargetState(wctx, name, t); err != nil {
-		return storeError("writing the target state of connector "+name, err)
-	}
-	return nil
+	return c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
+		if err := c.o.Configs.PutTargetState(ctx, name, t); err != nil {
+			return storeError("writing the target state of connector "+name, err)
+		}
+		return nil
+	})
 }
