@@ -63,7 +63,9 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.output, "output", "same as -o")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "how long to wait for the cluster's answer")
 	f.logFlags.register(fs)
-	f.level.value = "error" // the client's own logs are noise unless asked for
+	// The client's own logs are noise unless asked for.
+	f.level.value = "error"
+	fs.Lookup("log-level").DefValue = "error"
 }
 
 // cliError is a failed admin command with its exit code.
