@@ -6,16 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 var flagKills = flag.Int("bench.kills", 5, "SIGKILLs (each followed by a restart) per run of the failover benchmark")
@@ -94,21 +90,11 @@ func runBenchTests(m *testing.M) int {
 // foReports are BenchmarkFailover's tables, printed once the run is over.
 var foReports []string
 
-// sluiceBinary builds ./cmd/sluice, as test/helpers_test.go does: a plain
-// build even under -race, because the children are the system under test and
-// a race build would slow their failover down on a small machine.
+// sluiceBinary returns the binary, built with proctest.Build on the first
+// call.
 func sluiceBinary(tb testing.TB) string {
 	tb.Helper()
-	foBinOnce.Do(func() {
-		path := filepath.Join(foBinDir, "sluice")
-		build := exec.Command("go", "build", "-o", path, "github.com/sluice-io/sluice/cmd/sluice")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			foBinError = fmt.Errorf("go build ./cmd/sluice: %v\n%s", err, out)
-			return
-		}
-		foBinPath = path
-	})
+	foBinOnce.Do(func() { foBinPath, foBinError = proctest.Build(foBinDir) })
 	if foBinError != nil {
 		tb.Fatal(foBinError)
 	}
@@ -119,33 +105,26 @@ func sluiceBinary(tb testing.TB) string {
 // with the same arguments. Each start's output goes to its own file, whose
 // tail is printed if the test or benchmark fails.
 type foProc struct {
-	tb     testing.TB
-	name   string
-	args   []string
-	logDir string
-	cmd    *exec.Cmd
-	logs   []string      // one file per start, the current one last
-	done   chan struct{} // closed once the current process is reaped
+	*proctest.Proc // the current start; nil before the first
+	tb             testing.TB
+	name           string
+	args           []string
+	logs           []string // one file per start, the current one last
 }
 
 func foNewProc(tb testing.TB, name string, args ...string) *foProc {
-	p := &foProc{tb: tb, name: name, args: args, logDir: tb.TempDir()}
-	// One cleanup for all the process's incarnations. Cleanups run
-	// last-registered first, so the kill below runs before the tail is
-	// printed and the tail is complete.
+	p := &foProc{tb: tb, name: name, args: args}
+	// One cleanup for all the process's incarnations, registered before
+	// any of them starts. Cleanups run last-registered first, so each
+	// start's kill (see proctest.Start) runs before the tail is printed
+	// and the tail is complete.
 	tb.Cleanup(func() {
 		if !tb.Failed() {
 			return
 		}
 		for i, log := range p.logs {
 			tb.Logf("--- %s, start %d of %d (%s), output, last lines:\n%s",
-				p.name, i+1, len(p.logs), strings.Join(p.args, " "), foTail(log, 40))
-		}
-	})
-	tb.Cleanup(func() {
-		if p.cmd != nil && !p.exited() {
-			_ = p.cmd.Process.Kill()
-			<-p.done
+				p.name, i+1, len(p.logs), strings.Join(p.args, " "), proctest.Tail(log, 40))
 		}
 	})
 	return p
@@ -156,134 +135,16 @@ func foNewProc(tb testing.TB, name string, args ...string) *foProc {
 // what is measured.
 func (p *foProc) start() {
 	p.tb.Helper()
-	if p.cmd != nil && !p.exited() {
+	if p.Proc != nil && !p.Exited() {
 		p.tb.Fatalf("start of %s while it runs", p.name)
 	}
-	log := filepath.Join(p.logDir, fmt.Sprintf("%s-%d.log", p.name, len(p.logs)+1))
-	p.logs = append(p.logs, log)
-	f, err := os.Create(log)
-	if err != nil {
-		p.tb.Fatal(err)
-	}
-	cmd := exec.Command(sluiceBinary(p.tb), p.args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SLUICE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Stdout, cmd.Stderr = f, f
-	foSetPdeathsig(cmd)
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		p.tb.Fatalf("start %s: %v", p.name, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.Proc = proctest.Start(p.tb, sluiceBinary(p.tb), p.name,
+		proctest.Options{ExitDeadline: foExitDeadline, CombinedOutput: true}, p.args...)
+	p.logs = append(p.logs, p.Stderr)
 }
 
-func (p *foProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// failIfExited ends the run if the process died on its own, showing why.
-func (p *foProc) failIfExited() {
-	p.tb.Helper()
-	if p.exited() {
-		p.tb.Fatalf("%s exited unexpectedly (%v); output tail:\n%s", p.name, p.cmd.ProcessState, foTail(p.logs[len(p.logs)-1], 40))
-	}
-}
-
-// kill9 sends SIGKILL and waits until the process is reaped.
-func (p *foProc) kill9() {
-	p.tb.Helper()
-	if err := p.cmd.Process.Kill(); err != nil && !p.exited() {
-		p.tb.Fatalf("kill -9 %s: %v", p.name, err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(foExitDeadline):
-		p.tb.Fatalf("%s did not exit within %v of SIGKILL", p.name, foExitDeadline)
-	}
-}
-
-// foSetPdeathsig has Linux SIGKILL a child if the test binary dies without
-// running its cleanups (a panic, or go test -timeout), so no worker outlives
-// the run holding ports and producing. The field exists only on Linux;
-// reflection lets this one file build everywhere, where cleanups alone
-// kill the children.
-func foSetPdeathsig(cmd *exec.Cmd) {
-	attr := &syscall.SysProcAttr{}
-	if f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); f.IsValid() && f.CanSet() {
-		f.Set(reflect.ValueOf(syscall.SIGKILL).Convert(f.Type()))
-	}
-	cmd.SysProcAttr = attr
-}
-
-// foTail returns about the last n lines of a file.
-func foTail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// freeLoopback returns a 127.0.0.1 address whose port was free a moment ago.
-func freeLoopback(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("pick a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// waitFree waits until every address can be listened on again, so that a
-// restart on the same ports does not race the killed process's sockets.
-func waitFree(tb testing.TB, addrs ...string) {
-	tb.Helper()
-	deadline := time.Now().Add(foExitDeadline)
-	for _, a := range addrs {
-		for {
-			ln, err := net.Listen("tcp", a)
-			if err == nil {
-				ln.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("port %s still busy after the process exited: %v", a, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-}
-
-// get does one GET and returns the status code and body.
-func foGet(url string) (int, []byte, error) {
-	resp, err := foHTTP.Get(url)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
+// foGet does one GET and returns the status code and body.
+func foGet(url string) (int, []byte, error) { return proctest.Send(foHTTP, "GET", url, "") }
 
 // foCluster is a `sluice broker` and the `sluice worker` processes of one
 // cluster, all on loopback.
@@ -302,7 +163,7 @@ type foWorker struct {
 
 func startFoCluster(tb testing.TB, name string) *foCluster {
 	tb.Helper()
-	c := &foCluster{tb: tb, name: name, bootstrap: freeLoopback(tb)}
+	c := &foCluster{tb: tb, name: name, bootstrap: proctest.FreeAddr(tb)}
 	c.broker = foNewProc(tb, "broker", "broker", "--addr", c.bootstrap, "--data-dir", tb.TempDir())
 	c.broker.start()
 	deadline := time.Now().Add(foStartDeadline)
@@ -317,14 +178,14 @@ func startFoCluster(tb testing.TB, name string) *foCluster {
 		if err == nil {
 			break
 		}
-		c.broker.failIfExited()
+		c.broker.FailIfExited()
 		if time.Now().After(deadline) {
 			tb.Fatalf("broker on %s not up within %v: %v", c.bootstrap, foStartDeadline, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	for i := 1; i <= foWorkers; i++ {
-		w := &foWorker{id: fmt.Sprintf("w%d", i), rest: freeLoopback(tb), bind: freeLoopback(tb)}
+		w := &foWorker{id: fmt.Sprintf("w%d", i), rest: proctest.FreeAddr(tb), bind: proctest.FreeAddr(tb)}
 		args := []string{"worker", "--cluster", name, "--bootstrap", c.bootstrap,
 			"--rest-addr", w.rest, "--worker-id", w.id, "--bind", w.bind,
 			"--session-timeout", "6s", "--offset-flush-interval-ms", "200"}
@@ -347,7 +208,7 @@ func (c *foCluster) waitHealthy(w *foWorker) {
 	deadline := time.Now().Add(foStartDeadline)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
-		w.failIfExited()
+		w.FailIfExited()
 		code, body, err := foGet("http://" + w.rest + "/health")
 		if err == nil && code == http.StatusOK {
 			return
@@ -366,9 +227,9 @@ func (c *foCluster) waitHealthy(w *foWorker) {
 // be running, died.
 func (c *foCluster) failIfExited(workers []*foWorker) {
 	c.tb.Helper()
-	c.broker.failIfExited()
+	c.broker.FailIfExited()
 	for _, w := range workers {
-		w.failIfExited()
+		w.FailIfExited()
 	}
 }
 
@@ -548,11 +409,11 @@ func runFailover(tb testing.TB, kills int) foResult {
 		reader := survivors[0]
 
 		killed := time.Now()
-		victim.kill9()
+		victim.Kill9()
 		after, seen := c.waitPlaced(reader, survivors, nil, nil)
 		s := foSample{killed: victim.id, failover: seen.Sub(killed), movedOut: foMoved(place, after)}
 
-		waitFree(tb, victim.rest, victim.bind)
+		proctest.WaitPortsFree(tb, victim.rest, victim.bind)
 		started := time.Now()
 		victim.start()
 		var healthyAt time.Time
@@ -560,7 +421,7 @@ func runFailover(tb testing.TB, kills int) foResult {
 			if !healthyAt.IsZero() {
 				return
 			}
-			victim.failIfExited()
+			victim.FailIfExited()
 			if code, _, err := foGet("http://" + victim.rest + "/health"); err == nil && code == http.StatusOK {
 				healthyAt = time.Now()
 			}

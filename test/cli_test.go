@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // admin runs one `sluice` admin command against the cluster through the
@@ -317,7 +319,7 @@ func readFileIfAny(path string) []byte {
 
 // Errors that happen before the cluster answers say what to do.
 func TestAdminCommandErrors(t *testing.T) {
-	a := admin{t: t, join: freeAddr(t), cluster: "nobody"}
+	a := admin{t: t, join: proctest.FreeAddr(t), cluster: "nobody"}
 	code, _, errOut := a.run("connectors", "list", "--timeout", "5s")
 	if code != 3 || !strings.Contains(errOut, "--join") {
 		t.Fatalf("nobody at --join: exit %d, stderr %q; want 3 naming --join", code, errOut)

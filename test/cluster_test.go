@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // cluster is a `sluice broker` and `sluice worker` processes of one cluster.
@@ -30,7 +31,7 @@ type cluster struct {
 }
 
 type workerProc struct {
-	*proc
+	*proctest.Proc
 	id, rest, bind string
 }
 
@@ -42,7 +43,7 @@ func startCluster(t *testing.T, name string) *cluster {
 		t.Logf("cluster %s on the broker at %s", c.name, c.bootstrap)
 		return c
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	b := startProc(t, "broker", nil, "broker", "--addr", addr, "--data-dir", t.TempDir())
 	deadline := time.Now().Add(startDeadline)
 	for {
@@ -56,7 +57,7 @@ func startCluster(t *testing.T, name string) *cluster {
 		if err == nil {
 			break
 		}
-		b.failIfExited()
+		b.FailIfExited()
 		if time.Now().After(deadline) {
 			t.Fatalf("broker not up: %v", err)
 		}
@@ -86,14 +87,14 @@ func (c *cluster) topic(name string) string {
 // other through the Kafka group).
 func (c *cluster) add(id string, join ...string) *workerProc {
 	c.t.Helper()
-	w := &workerProc{id: id, rest: freeAddr(c.t), bind: freeAddr(c.t)}
+	w := &workerProc{id: id, rest: proctest.FreeAddr(c.t), bind: proctest.FreeAddr(c.t)}
 	args := []string{"worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", w.rest,
 		"--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--offset-flush-interval-ms", "200"}
 	if len(join) > 0 {
 		args = append(args, "--join", strings.Join(join, ","))
 	}
-	w.proc = startProc(c.t, "worker-"+id, nil, args...)
-	waitHealthy(c.t, w.proc, w.rest)
+	w.Proc = startProc(c.t, "worker-"+id, nil, args...)
+	waitHealthy(c.t, w.Proc, w.rest)
 	c.workers[id] = w
 	return w
 }
@@ -102,7 +103,7 @@ func (c *cluster) add(id string, join ...string) *workerProc {
 func (c *cluster) any() string {
 	ids := make([]string, 0, len(c.workers))
 	for id, w := range c.workers {
-		if !w.exited() {
+		if !w.Exited() {
 			ids = append(ids, id)
 		}
 	}
@@ -212,7 +213,7 @@ func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
 		t.Fatalf("a join moved %d tasks, want exactly 3 (placement %v -> %v)", moved, before, after)
 	}
 
-	c.workers["w2"].kill9()
+	c.workers["w2"].Kill9()
 	_, failover := c.placement("gen", 12, []string{"w1", "w3", "w4"}, nil)
 	t.Logf("tasks of the killed worker RUNNING elsewhere after %v", failover.Round(time.Millisecond))
 	if failover > 10*time.Second {

@@ -79,13 +79,13 @@ func (k *contract) follower() *workerProc {
 	leader := ""
 	for i := 0; i < len(k.workers) && leader == ""; i++ {
 		w := k.workers[(k.rr+i)%len(k.workers)]
-		if !w.exited() {
+		if !w.Exited() {
 			leader, _, _ = k.leader(w)
 		}
 	}
 	for i := 0; i < len(k.workers); i++ {
 		w := k.workers[(k.rr+i)%len(k.workers)]
-		if w.id != leader && !w.exited() {
+		if w.id != leader && !w.Exited() {
 			return w
 		}
 	}
@@ -172,7 +172,7 @@ func (k *contract) poll(t *testing.T, what string, cond func() (bool, string)) {
 			t.Fatalf("%s: %s", what, strings.TrimPrefix(state, errPollFatal))
 		}
 		for _, w := range k.workers {
-			w.failIfExited()
+			w.FailIfExited()
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not reached within %v; last: %s", what, stateDeadline, state)

@@ -1014,7 +1014,7 @@ func TestContractRESTAPI(t *testing.T) {
 	})
 
 	for _, w := range k.workers {
-		w.failIfExited()
+		w.FailIfExited()
 	}
 }
 

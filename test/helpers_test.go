@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // sluiceBin is the real binary, built once by TestMain from this module, so
@@ -23,27 +19,7 @@ import (
 // flags, signal handling and exit codes included.
 var sluiceBin string
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "sluice-test-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "temp dir for the sluice binary:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	sluiceBin = filepath.Join(dir, "sluice")
-	// A plain build even under `go test -race`: the children are the system
-	// under test, not the test, and a race build would slow them down on
-	// small machines. `go test` puts its own toolchain first in PATH.
-	build := exec.Command("go", "build", "-o", sluiceBin, "github.com/sluice-io/sluice/cmd/sluice")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "go build ./cmd/sluice:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m, "sluice-test-bin-", &sluiceBin)) }
 
 // Generous deadlines: the suite shares two cores with the rest of
 // `go test ./...`, and a slow machine must not turn into a failed test.
@@ -55,182 +31,20 @@ const (
 
 var httpClient = &http.Client{Timeout: 15 * time.Second}
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// waitPortsFree waits until every address can be listened on again, so that
-// a restart on the same ports does not race the dead process's sockets.
-func waitPortsFree(t *testing.T, addrs ...string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for _, a := range addrs {
-		for {
-			ln, err := net.Listen("tcp", a)
-			if err == nil {
-				ln.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("port %s still busy after the process exited: %v", a, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-}
-
-var procSeq atomic.Int64
-
-// proc is one running sluice child process. Its stdout and stderr go to files
-// so that a failing test can show what the process said.
-type proc struct {
-	t      *testing.T
-	name   string
-	stdout string
-	stderr string
-	cmd    *exec.Cmd
-	done   chan struct{} // closed once the process has exited and been reaped
-}
-
 // startProc starts the binary with args and extra environment (KEY=VALUE).
 // The test's own SLUICE_* variables are not passed on: a developer's shell
 // must not change what the tests run. The process is killed in t.Cleanup,
 // and the tail of its stderr is printed if the test failed.
-func startProc(t *testing.T, name string, env []string, args ...string) *proc {
+func startProc(t *testing.T, name string, env []string, args ...string) *proctest.Proc {
 	t.Helper()
-	logDir := t.TempDir()
-	n := procSeq.Add(1)
-	p := &proc{
-		t:      t,
-		name:   name,
-		stdout: filepath.Join(logDir, fmt.Sprintf("%s-%d.stdout", name, n)),
-		stderr: filepath.Join(logDir, fmt.Sprintf("%s-%d.stderr", name, n)),
-		done:   make(chan struct{}),
-	}
-	outF, err := os.Create(p.stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(p.stderr)
-	if err != nil {
-		outF.Close()
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sluiceBin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SLUICE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = outF, errF
-	setPdeathsig(cmd)
-	if err := cmd.Start(); err != nil {
-		outF.Close()
-		errF.Close()
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p.cmd = cmd
-	go func() {
-		_ = cmd.Wait()
-		outF.Close()
-		errF.Close()
-		close(p.done)
-	}()
-	// Cleanups run last-registered first: the kill below runs before the
-	// tail is printed, so the tail is complete.
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- %s (pid %d, %s) stderr, last lines:\n%s", name, cmd.Process.Pid, strings.Join(args, " "), tail(p.stderr, 40))
-		}
-	})
-	t.Cleanup(func() {
-		if !p.exited() {
-			_ = cmd.Process.Kill()
-		}
-		<-p.done
-	})
-	t.Logf("started %s (pid %d): sluice %s", name, cmd.Process.Pid, strings.Join(args, " "))
+	p := proctest.Start(t, sluiceBin, name, proctest.Options{ExitDeadline: exitDeadline, Env: env, LogTailOnFailure: true}, args...)
+	t.Logf("started %s (pid %d): sluice %s", name, p.Pid(), strings.Join(args, " "))
 	return p
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// failIfExited ends the test if the process died, showing why.
-func (p *proc) failIfExited() {
-	p.t.Helper()
-	if p.exited() {
-		p.t.Fatalf("%s exited unexpectedly (%v); stderr tail:\n%s", p.name, p.cmd.ProcessState, tail(p.stderr, 40))
-	}
-}
-
-// kill9 sends SIGKILL and waits until the process is reaped.
-func (p *proc) kill9() {
-	p.t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		p.t.Fatalf("kill -9 %s: %v", p.name, err)
-	}
-	p.waitExit()
-}
-
-// terminate sends SIGTERM and returns the exit code once the process exits.
-func (p *proc) terminate() int {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.t.Fatalf("SIGTERM %s: %v", p.name, err)
-	}
-	p.waitExit()
-	return p.cmd.ProcessState.ExitCode()
-}
-
-func (p *proc) waitExit() {
-	p.t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(exitDeadline):
-		p.t.Fatalf("%s did not exit within %v; stderr tail:\n%s", p.name, exitDeadline, tail(p.stderr, 40))
-	}
-}
-
-func (p *proc) stderrText() string {
-	b, err := os.ReadFile(p.stderr)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return string(b)
-}
-
-// tail returns about the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // dev is a `sluice dev` process: broker, worker and REST API in one.
 type dev struct {
-	*proc
+	*proctest.Proc
 	t         *testing.T
 	dataDir   string
 	kafkaAddr string
@@ -244,7 +58,7 @@ type dev struct {
 // directory and waits until GET /health answers 200.
 func startDev(t *testing.T, dataDir string, extraArgs ...string) *dev {
 	t.Helper()
-	d := &dev{t: t, dataDir: dataDir, kafkaAddr: freeAddr(t), restAddr: freeAddr(t), bindAddr: freeAddr(t), extra: extraArgs}
+	d := &dev{t: t, dataDir: dataDir, kafkaAddr: proctest.FreeAddr(t), restAddr: proctest.FreeAddr(t), bindAddr: proctest.FreeAddr(t), extra: extraArgs}
 	d.start()
 	return d
 }
@@ -252,30 +66,30 @@ func startDev(t *testing.T, dataDir string, extraArgs ...string) *dev {
 func (d *dev) start() {
 	d.t.Helper()
 	args := append([]string{"dev", "--data-dir", d.dataDir, "--kafka-addr", d.kafkaAddr, "--rest-addr", d.restAddr, "--bind", d.bindAddr}, d.extra...)
-	d.proc = startProc(d.t, "sluice-dev", nil, args...)
-	waitHealthy(d.t, d.proc, d.restAddr)
+	d.Proc = startProc(d.t, "sluice-dev", nil, args...)
+	waitHealthy(d.t, d.Proc, d.restAddr)
 }
 
 // restart starts `sluice dev` again on the same data directory and ports,
 // once the previous process has exited and its ports are free.
 func (d *dev) restart() {
 	d.t.Helper()
-	if !d.exited() {
+	if !d.Exited() {
 		d.t.Fatalf("restart of a running process")
 	}
-	waitPortsFree(d.t, d.kafkaAddr, d.restAddr, d.bindAddr)
+	proctest.WaitPortsFree(d.t, d.kafkaAddr, d.restAddr, d.bindAddr)
 	d.start()
 }
 
 func (d *dev) url(path string) string { return "http://" + d.restAddr + path }
 
 // waitHealthy polls GET /health until it answers 200.
-func waitHealthy(t *testing.T, p *proc, restAddr string) {
+func waitHealthy(t *testing.T, p *proctest.Proc, restAddr string) {
 	t.Helper()
 	deadline := time.Now().Add(startDeadline)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
-		p.failIfExited()
+		p.FailIfExited()
 		code, body, err := send("GET", "http://"+restAddr+"/health", "")
 		if err == nil && code == http.StatusOK {
 			return
@@ -287,31 +101,13 @@ func waitHealthy(t *testing.T, p *proc, restAddr string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s: GET /health did not answer 200 within %v (last: %s)", p.name, startDeadline, last)
+	t.Fatalf("%s: GET /health did not answer 200 within %v (last: %s)", p.Name, startDeadline, last)
 }
 
 // send does one HTTP request with a JSON body (if any) and returns the status
 // and the body.
 func send(method, url, body string) (int, []byte, error) {
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	return proctest.Send(httpClient, method, url, body)
 }
 
 // mustSend is send that fails the test on a transport error.
@@ -376,7 +172,7 @@ func waitRunning(t *testing.T, d *dev, name string) connectorStatus {
 	deadline := time.Now().Add(stateDeadline)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
-		d.failIfExited()
+		d.FailIfExited()
 		code, body, err := send("GET", d.url("/connectors/"+name+"/status"), "")
 		switch {
 		case err != nil:

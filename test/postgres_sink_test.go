@@ -132,7 +132,7 @@ func waitSameTables(t *testing.T, d *dev, srcConn, dstConn *pgx.Conn) {
 	deadline := time.Now().Add(2 * stateDeadline)
 	var diff string
 	for time.Now().Before(deadline) {
-		d.failIfExited()
+		d.FailIfExited()
 		diff = ""
 		for name, tbl := range pgTables {
 			want, err := dumpTable(srcConn, name, tbl.cols)

@@ -68,12 +68,12 @@ func TestPostgresSourceInventory(t *testing.T) {
 	// the worker dies while it copies them.
 	insert("orders", 5000)
 	want["inventory-orders"] += 5000
-	waitFor(t, d.proc, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
+	waitFor(t, d.Proc, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
 		n := pgTopicCount(t, d, "inventory-orders")
 		return n > 130, fmt.Sprintf("%d records in inventory-orders", n)
 	})
 	atKill := pgTopicCount(t, d, "inventory-orders")
-	d.kill9()
+	d.Kill9()
 	t.Logf("SIGKILL with about %d of %d records in inventory-orders", atKill, want["inventory-orders"])
 
 	// Rows written while the worker is down arrive after the restart too.
@@ -151,7 +151,7 @@ func pgReadIDs(t *testing.T, d *dev, want map[string]int) map[string]map[int]int
 			_, state := complete()
 			t.Fatalf("rows missing in Kafka after %v: %s", 2*stateDeadline, state)
 		}
-		d.failIfExited()
+		d.FailIfExited()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		fs := cl.PollFetches(ctx)
 		cancel()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // roundTripLines is the size of the file of issue 2's "Done when".
@@ -20,7 +22,7 @@ const roundTripLines = 100_000
 
 // waitFor polls cond until it holds, failing the test at the deadline (with
 // cond's last description of where things stand) or as soon as p dies.
-func waitFor(t *testing.T, p *proc, timeout, every time.Duration, what string, cond func() (bool, string)) {
+func waitFor(t *testing.T, p *proctest.Proc, timeout, every time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -31,7 +33,7 @@ func waitFor(t *testing.T, p *proc, timeout, every time.Duration, what string, c
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not reached within %v (%s)", what, timeout, state)
 		}
-		p.failIfExited()
+		p.FailIfExited()
 		time.Sleep(every)
 	}
 }
@@ -53,13 +55,13 @@ func TestFileRoundTrip(t *testing.T) {
 	waitRunning(t, d, "file-source")
 	waitRunning(t, d, "file-sink")
 
-	waitFor(t, d.proc, stateDeadline, 100*time.Millisecond, "output as long as the input", func() (bool, string) {
+	waitFor(t, d.Proc, stateDeadline, 100*time.Millisecond, "output as long as the input", func() (bool, string) {
 		n := len(readFile(t, out))
 		return n >= len(want), fmt.Sprintf("%d of %d bytes", n, len(want))
 	})
 	requireSameBytes(t, readFile(t, out), want)
 
-	if code := d.terminate(); code != 0 {
+	if code := d.Terminate(); code != 0 {
 		t.Fatalf("sluice dev exited %d on SIGTERM, want 0", code)
 	}
 	// Shutdown flushes; it must not replay anything into the output.
@@ -122,11 +124,11 @@ func TestFileRoundTripSurvivesKill9(t *testing.T) {
 		waitRunning(t, d, "file-sink")
 		createConnector(t, d, "file-source", fileSource(in, "lines"))
 
-		waitFor(t, d.proc, stateDeadline, 2*time.Millisecond, "first output line", func() (bool, string) {
+		waitFor(t, d.Proc, stateDeadline, 2*time.Millisecond, "first output line", func() (bool, string) {
 			fi, err := os.Stat(out)
 			return err == nil && fi.Size() > 0, "output empty"
 		})
-		d.kill9()
+		d.Kill9()
 		atKill = countLines(readFile(t, out))
 		t.Logf("attempt %d: SIGKILL with %d of %d lines in the output", attempt, atKill, roundTripLines)
 		if atKill < roundTripLines {
@@ -147,7 +149,7 @@ func TestFileRoundTripSurvivesKill9(t *testing.T) {
 		wantSet[l] = true
 	}
 	start := time.Now()
-	waitFor(t, d.proc, 90*time.Second, 250*time.Millisecond, "every input line in the output", func() (bool, string) {
+	waitFor(t, d.Proc, 90*time.Second, 250*time.Millisecond, "every input line in the output", func() (bool, string) {
 		seen := make(map[string]bool, len(wantLines))
 		for l := range strings.SplitSeq(string(readFile(t, out)), "\n") {
 			if wantSet[l] {
@@ -195,7 +197,7 @@ func TestFileRoundTripSurvivesKill9(t *testing.T) {
 		t.Errorf("%d duplicates for %d input lines: more than a flush window was replayed", dups, roundTripLines)
 	}
 
-	if code := d.terminate(); code != 0 {
+	if code := d.Terminate(); code != 0 {
 		t.Errorf("sluice dev exited %d on SIGTERM after the restart, want 0", code)
 	}
 }
@@ -279,7 +281,7 @@ func TestBadInputOverREST(t *testing.T) {
 		if err := os.Rename(tmp, later); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, d.proc, stateDeadline, 100*time.Millisecond, "the new file's lines in the sink output", func() (bool, string) {
+		waitFor(t, d.Proc, stateDeadline, 100*time.Millisecond, "the new file's lines in the sink output", func() (bool, string) {
 			got := string(readFile(t, laterOut))
 			return got == content, fmt.Sprintf("output so far %q", got)
 		})
@@ -304,7 +306,7 @@ func TestBadInputOverREST(t *testing.T) {
 	})
 
 	// None of the above may have hurt the worker.
-	d.failIfExited()
+	d.FailIfExited()
 	if code, body := mustSend(t, "GET", d.url("/health"), ""); code != http.StatusOK {
 		t.Fatalf("GET /health after bad input: %d %s", code, body)
 	}
@@ -315,19 +317,19 @@ func TestBadInputOverREST(t *testing.T) {
 // must stay up, answer GET /health with 503 and log that it retries, become
 // healthy once the broker appears, and exit 0 on SIGTERM.
 func TestWorkerWaitsForUnreachableBroker(t *testing.T) {
-	kafkaAddr, restAddr := freeAddr(t), freeAddr(t)
+	kafkaAddr, restAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	w := startProc(t, "sluice-worker", nil,
 		"worker", "--cluster", "c", "--bootstrap", kafkaAddr, "--rest-addr", restAddr)
 
 	// Two retries logged prove a retry loop, not one attempt before dying.
 	waitFor(t, w, stateDeadline, 100*time.Millisecond, "two logged retries", func() (bool, string) {
-		n := strings.Count(w.stderrText(), "Kafka is unreachable; retrying")
+		n := strings.Count(w.StderrText(), "Kafka is unreachable; retrying")
 		return n >= 2, fmt.Sprintf("%d retries logged", n)
 	})
-	if !strings.Contains(w.stderrText(), kafkaAddr) {
-		t.Errorf("the retry log does not name the bootstrap address %s:\n%s", kafkaAddr, tail(w.stderr, 10))
+	if !strings.Contains(w.StderrText(), kafkaAddr) {
+		t.Errorf("the retry log does not name the bootstrap address %s:\n%s", kafkaAddr, proctest.Tail(w.Stderr, 10))
 	}
-	w.failIfExited()
+	w.FailIfExited()
 	code, body := mustSend(t, "GET", "http://"+restAddr+"/health", "")
 	if code != http.StatusServiceUnavailable {
 		t.Fatalf("GET /health while Kafka is unreachable: %d %s, want 503", code, body)
@@ -344,11 +346,11 @@ func TestWorkerWaitsForUnreachableBroker(t *testing.T) {
 		t.Errorf("GET /connectors once healthy: %d %s, want 200 []", code, body)
 	}
 
-	if code := w.terminate(); code != 0 {
+	if code := w.Terminate(); code != 0 {
 		t.Errorf("worker exited %d on SIGTERM, want 0", code)
 	}
-	b.failIfExited()
-	if code := b.terminate(); code != 0 {
+	b.FailIfExited()
+	if code := b.Terminate(); code != 0 {
 		t.Errorf("broker exited %d on SIGTERM, want 0", code)
 	}
 }

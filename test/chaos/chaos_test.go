@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // settings are read from the environment so that CI can run the same test
@@ -78,7 +80,7 @@ const (
 
 type worker struct {
 	id, rest, bind string
-	p              *proc
+	p              *proctest.Proc
 	up             bool // healthy and not being stopped; guarded by chaosRun.mu
 }
 
@@ -88,14 +90,13 @@ type chaosRun struct {
 	rng       *rand.Rand
 	name      string // cluster name, also the prefix of the topics
 	bootstrap string
-	broker    *proc // nil for an external broker
-	logDir    string
+	broker    *proctest.Proc // nil for an external broker
 	workers   []*worker
 	sources   []string // Datagen connector names
 	topics    map[string]string
 	sink      string
 	sinkFile  string
-	allProcs  []*proc // every worker incarnation, for the log checks
+	allProcs  []*proctest.Proc // every worker incarnation, for the log checks
 
 	mu        sync.Mutex
 	pending   []time.Time // kills whose failover has not been seen yet
@@ -118,7 +119,7 @@ func (c *chaosRun) taskCount() int { return len(c.sources)*sourceTasks + sinkTas
 // in one generation.
 func TestChaos(t *testing.T) {
 	s := loadSettings(t)
-	c := &chaosRun{t: t, s: s, rng: rand.New(rand.NewPCG(s.seed, s.seed^0x5eed)), logDir: t.TempDir()}
+	c := &chaosRun{t: t, s: s, rng: rand.New(rand.NewPCG(s.seed, s.seed^0x5eed))}
 	fmt.Printf("chaos: seed=%d duration=%v workers=%d rate=%d/s per task (replay with SLUICE_CHAOS_SEED=%d)\n", s.seed, s.duration, s.workers, s.rate, s.seed)
 	t.Logf("chaos: seed=%d duration=%v workers=%d rate=%d/s per task", s.seed, s.duration, s.workers, s.rate)
 
@@ -172,16 +173,16 @@ func (c *chaosRun) startBroker() {
 		c.t.Logf("external broker %s, cluster %s", c.bootstrap, c.name)
 	} else {
 		c.name = "chaos"
-		c.bootstrap = freeAddr(c.t)
-		b := startProc(c.t, c.logDir, "broker", "broker", "--addr", c.bootstrap, "--data-dir", c.t.TempDir())
+		c.bootstrap = proctest.FreeAddr(c.t)
+		b := startProc(c.t, "broker", "broker", "--addr", c.bootstrap, "--data-dir", c.t.TempDir())
 		c.broker = b
 		c.t.Cleanup(func() {
 			if c.t.Failed() {
-				c.t.Logf("--- broker stderr, last lines:\n%s", tail(b.stderr, 20))
+				c.t.Logf("--- broker stderr, last lines:\n%s", proctest.Tail(b.Stderr, 20))
 			}
 		})
-		if b.exited() {
-			c.fatalf("broker exited at once: %s", tail(b.stderr, 20))
+		if b.Exited() {
+			c.fatalf("broker exited at once: %s", proctest.Tail(b.Stderr, 20))
 		}
 	}
 	deadline := time.Now().Add(startDeadline)
@@ -205,7 +206,7 @@ func (c *chaosRun) startBroker() {
 
 func (c *chaosRun) startWorkers() {
 	for i := range c.s.workers {
-		c.workers = append(c.workers, &worker{id: fmt.Sprintf("w%d", i+1), rest: freeAddr(c.t), bind: freeAddr(c.t)})
+		c.workers = append(c.workers, &worker{id: fmt.Sprintf("w%d", i+1), rest: proctest.FreeAddr(c.t), bind: proctest.FreeAddr(c.t)})
 	}
 	// Started together: each waits for its group in parallel, not in turn.
 	for _, w := range c.workers {
@@ -219,7 +220,7 @@ func (c *chaosRun) startWorkers() {
 			return
 		}
 		for _, p := range c.allProcs {
-			c.t.Logf("--- %s (pid %d) stderr, last lines:\n%s", p.name, p.pid(), tail(p.stderr, 25))
+			c.t.Logf("--- %s (pid %d) stderr, last lines:\n%s", p.Name, p.Pid(), proctest.Tail(p.Stderr, 25))
 		}
 	})
 }
@@ -236,7 +237,7 @@ func (c *chaosRun) launch(w *worker) {
 		}
 	}
 	args = append(args, "--join", strings.Join(join, ","))
-	w.p = startProc(c.t, c.logDir, "worker-"+w.id, args...)
+	w.p = startProc(c.t, "worker-"+w.id, args...)
 	c.allProcs = append(c.allProcs, w.p)
 }
 
@@ -245,8 +246,8 @@ func (c *chaosRun) waitHealthy(w *worker) {
 	deadline := time.Now().Add(startDeadline)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
-		if w.p.exited() {
-			c.fatalf("worker %s exited while starting (%v); stderr tail:\n%s", w.id, w.p.cmd.ProcessState, tail(w.p.stderr, 30))
+		if w.p.Exited() {
+			c.fatalf("worker %s exited while starting (%v); stderr tail:\n%s", w.id, w.p.Cmd.ProcessState, proctest.Tail(w.p.Stderr, 30))
 		}
 		code, body, err := send("GET", "http://"+w.rest+"/health", "")
 		if err == nil && code == http.StatusOK {
@@ -504,12 +505,12 @@ func (c *chaosRun) chaos() (kills, stalled, graceful int) {
 		for len(restarts) > 0 && !restarts[0].at.After(now) {
 			w := restarts[0].w
 			restarts = restarts[1:]
-			if err := portsFree(w.rest, w.bind); err != nil {
+			if err := proctest.PortsFree(w.rest, w.bind); err != nil {
 				c.fatalf("restart of %s: %v", w.id, err)
 			}
 			c.launch(w)
 			c.waitHealthy(w)
-			c.t.Logf("%6.1fs restarted %s (pid %d)", c.s.duration.Seconds()-time.Until(end).Seconds(), w.id, w.p.pid())
+			c.t.Logf("%6.1fs restarted %s (pid %d)", c.s.duration.Seconds()-time.Until(end).Seconds(), w.id, w.p.Pid())
 		}
 		if now.Before(next) || now.After(end) {
 			continue
@@ -543,16 +544,16 @@ func (c *chaosRun) chaos() (kills, stalled, graceful int) {
 				// runs while acks are held back; far shorter than the 6 s
 				// session timeout, so that the stall alone moves no work.
 				stall := between(c.rng, 300*time.Millisecond, 900*time.Millisecond)
-				if err := c.broker.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				if err := c.broker.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 					c.fatalf("SIGSTOP broker: %v", err)
 				}
 				time.Sleep(stall)
 				how = fmt.Sprintf(" after the broker stalled %v", stall.Round(time.Millisecond))
 				stalled++
 			}
-			err := w.p.signal(syscall.SIGKILL)
+			err := w.p.Signal(syscall.SIGKILL)
 			if how != "" {
-				if cerr := c.broker.cmd.Process.Signal(syscall.SIGCONT); cerr != nil {
+				if cerr := c.broker.Cmd.Process.Signal(syscall.SIGCONT); cerr != nil {
 					c.fatalf("SIGCONT broker: %v", cerr)
 				}
 			}
@@ -560,23 +561,23 @@ func (c *chaosRun) chaos() (kills, stalled, graceful int) {
 				c.fatalf("%v", err)
 			}
 			kills++
-			c.t.Logf("%6.1fs SIGKILL %s (pid %d)%s, back in %v", at, w.id, w.p.pid(), how, delay.Round(time.Millisecond))
+			c.t.Logf("%6.1fs SIGKILL %s (pid %d)%s, back in %v", at, w.id, w.p.Pid(), how, delay.Round(time.Millisecond))
 		} else {
-			if err := w.p.signal(syscall.SIGTERM); err != nil {
+			if err := w.p.Signal(syscall.SIGTERM); err != nil {
 				c.fatalf("%v", err)
 			}
 			// A graceful stop must exit 0. A failure is recorded and the
 			// run goes on, so that the data is still verified and the
 			// report still written; the test fails at the end.
-			if code := w.p.cmd.ProcessState.ExitCode(); code != 0 {
+			if code := w.p.Cmd.ProcessState.ExitCode(); code != 0 {
 				c.mu.Lock()
 				c.badStops = append(c.badStops, fmt.Sprintf("worker %s (pid %d) exited %d on SIGTERM, want 0; stderr tail:\n%s",
-					w.id, w.p.pid(), code, tail(w.p.stderr, 25)))
+					w.id, w.p.Pid(), code, proctest.Tail(w.p.Stderr, 25)))
 				c.mu.Unlock()
 				c.t.Logf("%6.1fs worker %s exited %d on SIGTERM (want 0); see the problems at the end", at, w.id, code)
 			}
 			graceful++
-			c.t.Logf("%6.1fs SIGTERM %s (pid %d), back in %v", at, w.id, w.p.pid(), delay.Round(time.Millisecond))
+			c.t.Logf("%6.1fs SIGTERM %s (pid %d), back in %v", at, w.id, w.p.Pid(), delay.Round(time.Millisecond))
 		}
 		restarts = append(restarts, restart{w: w, at: time.Now().Add(delay)})
 		sort.Slice(restarts, func(i, j int) bool { return restarts[i].at.Before(restarts[j].at) })

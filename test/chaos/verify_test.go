@@ -341,7 +341,7 @@ type assignmentLine struct {
 func (c *chaosRun) checkGenerations() (int, []string) {
 	perGen := map[int32]map[string]int{}
 	for _, p := range c.allProcs {
-		b, err := os.ReadFile(p.stderr)
+		b, err := os.ReadFile(p.Stderr)
 		if err != nil {
 			c.t.Fatal(err)
 		}
