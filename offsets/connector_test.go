@@ -133,36 +133,6 @@ func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
 	}
 }
 
-// sinkTask consumes topic as sink task 0 of connector does (a static member
-// of connect-<connector>), commits what it read, and closes without
-// leaving the group, as a stopped sink task does.
-func sinkTask(t *testing.T, e *kafkatest.Env, connector, topic string, records int) {
-	t.Helper()
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...),
-		kgo.ConsumerGroup(offsets.SinkGroup(connector)),
-		kgo.InstanceID(connector+"-0"),
-		kgo.SessionTimeout(45*time.Second),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.DisableAutoCommit(),
-	)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx := ctxFor(t)
-	for n := 0; n < records; {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %d of %d records: %v", n, records, err)
-		}
-		n += fs.NumRecords()
-	}
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func produceTo(t *testing.T, e *kafkatest.Env, topic string, partition int32, n int) {
 	t.Helper()
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
@@ -215,7 +185,7 @@ func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
 	if got := sinkOffsets(t, co, conn); len(got) != 0 {
 		t.Fatalf("offsets of a group that never existed: %v", got)
 	}
-	sinkTask(t, e, conn, topic, 7)
+	e.StoppedSinkTask(t, conn, topic, 7)
 	want := []offsets.SinkOffset{{Topic: topic, Partition: 0, Offset: i64(3)}, {Topic: topic, Partition: 1, Offset: i64(4)}}
 	if got := sinkOffsets(t, co, conn); !reflect.DeepEqual(got, want) {
 		t.Fatalf("committed by the task: %+v, want %+v", got, want)
@@ -243,7 +213,7 @@ func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
 	}
 
 	// The task runs again, and stops again: reset must remove it too.
-	sinkTask(t, e, conn, topic, 6)
+	e.StoppedSinkTask(t, conn, topic, 6)
 	if got := sinkOffsets(t, co, conn); len(got) != 2 {
 		t.Fatalf("committed by the restarted task: %+v", got)
 	}

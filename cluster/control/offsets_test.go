@@ -251,35 +251,6 @@ func TestAlterOffsetsRefusesBadEntries(t *testing.T) {
 	}
 }
 
-// stoppedSinkTask consumes topic as task 0 of sink connector name does and
-// closes without leaving the group, as a stopped sink task does.
-func stoppedSinkTask(t *testing.T, e *offsetsEnv, name, topic string, records int) {
-	t.Helper()
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...),
-		kgo.ConsumerGroup(offsets.SinkGroup(name)),
-		kgo.InstanceID(name+"-0"),
-		kgo.SessionTimeout(45*time.Second),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.DisableAutoCommit(),
-	)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	c := ctx(t)
-	for n := 0; n < records; {
-		fs := cl.PollFetches(c)
-		if err := c.Err(); err != nil {
-			t.Fatalf("consumed %d of %d records: %v", n, records, err)
-		}
-		n += fs.NumRecords()
-	}
-	if err := cl.CommitUncommittedOffsets(c); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestSinkOffsetsAlterReadResetWithLingeringTask(t *testing.T) {
 	e := newOffsetsEnv(t)
 	topic := e.Topic("in")
@@ -300,7 +271,7 @@ func TestSinkOffsetsAlterReadResetWithLingeringTask(t *testing.T) {
 		}
 	}
 	name := e.create(t, controltest.SinkConfig("topics", topic), control.InitialStopped)
-	stoppedSinkTask(t, e, name, topic, 6)
+	e.StoppedSinkTask(t, name, topic, 6)
 
 	got, err := e.C.Offsets(ctx(t), name)
 	if err != nil {
@@ -336,7 +307,7 @@ func TestSinkOffsetsAlterReadResetWithLingeringTask(t *testing.T) {
 	})
 	wantCode(t, err, http.StatusBadRequest, "missing")
 
-	stoppedSinkTask(t, e, name, topic, 5)
+	e.StoppedSinkTask(t, name, topic, 5)
 	msg, err = e.C.ResetOffsets(ctx(t), name)
 	if err != nil || msg.Message != resetMsg {
 		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)

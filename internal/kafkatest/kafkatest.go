@@ -163,3 +163,35 @@ func start(tb testing.TB, broker *kfake.Cluster, seeds []string, prefix string, 
 	tb.Cleanup(e.Producer.Close)
 	return e
 }
+
+// StoppedSinkTask consumes records records of topic as sink task 0 of
+// connector does (a static member of connect-<connector>), commits what it
+// read, and closes without leaving the group, as a stopped sink task does:
+// the group keeps the member until its session times out.
+func (e *Env) StoppedSinkTask(tb testing.TB, connector, topic string, records int) {
+	tb.Helper()
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...),
+		kgo.ConsumerGroup(offsets.SinkGroup(connector)),
+		kgo.InstanceID(connector+"-0"),
+		kgo.SessionTimeout(45*time.Second),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+	)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for n := 0; n < records; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			tb.Fatalf("consumed %d of %d records: %v", n, records, err)
+		}
+		n += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		tb.Fatal(err)
+	}
+}
