@@ -14,7 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/actors"
+	"github.com/sluice-io/sluice/internal/actors"
 )
 
 var (

@@ -17,8 +17,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/cluster/admin"
-	"github.com/sluice-io/sluice/cluster/controlpb"
+	"github.com/sluice-io/sluice/internal/admin"
+	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/connectors"
 )
 

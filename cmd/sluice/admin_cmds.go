@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sluice-io/sluice/cluster/control"
-	"github.com/sluice-io/sluice/cluster/controlpb"
+	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
 const connectorsHelp = `

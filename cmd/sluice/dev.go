@@ -7,7 +7,7 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/sluice-io/sluice/cluster/worker"
+	"github.com/sluice-io/sluice/internal/worker"
 )
 
 const devHelp = `

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/actors"
-	"github.com/sluice-io/sluice/cluster/worker"
+	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/worker"
 	"github.com/sluice-io/sluice/connectors"
 )
 

@@ -22,8 +22,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/cluster/state"
-	"github.com/sluice-io/sluice/offsets"
+	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/topics"
 )
 
 // BootstrapEnv names the environment variable that points the suite at a
@@ -133,10 +134,10 @@ func start(tb testing.TB, broker *kfake.Cluster, seeds []string, prefix string, 
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := offsets.EnsureTopics(ctx, e.Admin,
-		offsets.TopicSpec{Name: prefix + "-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: prefix + "-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
-		offsets.TopicSpec{Name: prefix + "-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
+	if err := topics.EnsureTopics(ctx, e.Admin,
+		topics.TopicSpec{Name: prefix + "-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
+		topics.TopicSpec{Name: prefix + "-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
+		topics.TopicSpec{Name: prefix + "-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
 	); err != nil {
 		tb.Fatal(err)
 	}

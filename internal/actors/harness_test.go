@@ -1,0 +1,351 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/builtin"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/offsets"
+)
+
+// env is one worker's runtime on an embedded broker, with the real state
+// stores, driven from the config topic like cluster/worker does.
+type env struct {
+	t        *testing.T
+	k        *kafkatest.Env
+	broker   *kfake.Cluster // nil on a real broker
+	kopts    []kgo.Opt
+	client   *kgo.Client
+	adm      *kadm.Client
+	configs  *state.ConfigLog
+	statuses *state.StatusLog
+	offsets  *offsets.SourceStore
+	rt       *Runtime
+	cancel   context.CancelFunc
+}
+
+// newEnv runs on the broker kafkatest.Start gives: kfake, or the real
+// broker SLUICE_TEST_BOOTSTRAP names.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, kafkatest.Start(t, "t", ProducerOpts()...))
+}
+
+// newFakeEnv always runs on kfake, for tests that inject broker failures
+// with e.broker.ControlKey.
+func newFakeEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, kafkatest.StartFake(t, "t", ProducerOpts()...))
+}
+
+func newEnvOn(t *testing.T, k *kafkatest.Env) *env {
+	t.Helper()
+	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
+		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
+	log, producer := k.Log, k.Producer
+	var err error
+	reg := builtin.Registry()
+	for _, p := range testPlugins() {
+		reg.MustRegister(p)
+	}
+	e.rt, err = NewRuntime(Options{
+		WorkerID: "w1", Registry: reg,
+		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,
+		KafkaOpts: e.kopts, Producer: producer, Admin: e.adm,
+		Backoff:             Backoff{Initial: 50 * time.Millisecond, Max: 400 * time.Millisecond, Jitter: 0.1, ResetAfter: 10 * time.Second},
+		OffsetFlushInterval: 100 * time.Millisecond,
+		Log:                 log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithCancel(context.Background())
+	e.cancel = fcancel
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.rt.FollowAlone(fctx, e.configs, 1)
+	}()
+	t.Cleanup(func() {
+		fcancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer scancel()
+		if err := e.rt.Stop(sctx); err != nil {
+			t.Errorf("runtime stop: %v", err)
+		}
+		// The statuses stopping tasks wrote, before the log closes.
+		_ = e.statuses.Flush(sctx)
+	})
+	return e
+}
+
+// topic names a data topic of this test, unique on a shared real broker.
+func (e *env) topic(name string) string { return e.k.Topic(name) }
+
+func (e *env) create(name string, config map[string]string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.configs.PutConnectorConfig(ctx, name, config); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) setTarget(name string, s state.TargetState) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.configs.PutTargetState(ctx, name, s); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it holds or the generous deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s: %v", what, d, err)
+}
+
+func (e *env) taskState(name string, task int) state.Status {
+	return e.statuses.Tasks(name)[task]
+}
+
+func (e *env) waitTaskState(name string, task int, want state.State) {
+	e.t.Helper()
+	eventually(e.t, 20*time.Second, fmt.Sprintf("%s task %d %s", name, task, want), func() error {
+		if st := e.taskState(name, task); st.State != want {
+			return fmt.Errorf("state %q (trace %q)", st.State, st.Trace)
+		}
+		return nil
+	})
+}
+
+// readTopic reads every record of topic from the start.
+func (e *env) readTopic(topic string, want int) []*kgo.Record {
+	e.t.Helper()
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	deadline := time.Now().Add(20 * time.Second)
+	for len(out) < want && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+// --- test plugins: a source and a sink whose misbehaviour tests control.
+
+// hooks are per-connector switches the test plugins read, by connector name.
+type hooks struct {
+	mu sync.Mutex
+	// source
+	records    int64 // records per task then idle; 0 = endless
+	panics     int   // Poll panics this many times (across restarts), at seq panicAt
+	panicAt    int64
+	blockPoll  chan struct{} // when set, Poll blocks until closed, ignoring ctx
+	opened     int
+	closed     int
+	openErrors int // Open fails this many times
+	// sink
+	written   []int64 // seq of each value written, in order
+	writeFail int     // Write fails (non-retriable) this many times
+	retriable int     // Write fails (retriable) this many times
+}
+
+var (
+	hooksMu sync.Mutex
+	allHook = map[string]*hooks{}
+)
+
+func hooksFor(name string) *hooks {
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	h := allHook[name]
+	if h == nil {
+		h = &hooks{}
+		allHook[name] = h
+	}
+	return h
+}
+
+func testPlugins() []connectors.Plugin {
+	return []connectors.Plugin{
+		{Class: "test.TestSource", Type: connectors.Source, Version: "1", New: func() connectors.Connector { return &testSource{} }},
+		{Class: "test.TestSink", Type: connectors.Sink, Version: "1", New: func() connectors.Connector { return &testSink{} }},
+	}
+}
+
+type testConnector struct{ config map[string]string }
+
+func (c *testConnector) Config() *connectors.ConfigDef { return connectors.NewConfigDef() }
+func (c *testConnector) Start(_ context.Context, _ connectors.ConnectorContext, cfg map[string]string) error {
+	c.config = cfg
+	return nil
+}
+func (c *testConnector) TaskConfigs(_ context.Context, max int) ([]map[string]string, error) {
+	n, _ := strconv.Atoi(c.config["tasks.max"])
+	if n < 1 {
+		n = 1
+	}
+	if n > max {
+		n = max
+	}
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = map[string]string{"name": c.config["name"], "topic": c.config["topic"], "task": strconv.Itoa(i)}
+	}
+	return out, nil
+}
+func (c *testConnector) Stop() error { return nil }
+
+type testSource struct{ testConnector }
+
+func (c *testSource) NewTask() connectors.SourceTask { return &testSourceTask{} }
+
+type testSourceTask struct {
+	h     *hooks
+	topic string
+	task  int
+	part  map[string]any
+	next  int64
+}
+
+func (s *testSourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, cfg map[string]string) error {
+	s.h = hooksFor(tc.ConnectorName())
+	s.h.mu.Lock()
+	s.h.opened++
+	fail := s.h.openErrors > 0
+	if fail {
+		s.h.openErrors--
+	}
+	s.h.mu.Unlock()
+	if fail {
+		return errors.New("open refused by the test")
+	}
+	s.topic, s.task = cfg["topic"], tc.TaskID()
+	s.part = map[string]any{"task": s.task}
+	off, err := tc.Offset(s.part)
+	if err != nil {
+		return err
+	}
+	if off != nil {
+		s.next = off["seq"].(int64) + 1
+	}
+	return nil
+}
+
+func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
+	s.h.mu.Lock()
+	block, records := s.h.blockPoll, s.h.records
+	doPanic := s.h.panics > 0 && s.next >= s.h.panicAt
+	if doPanic {
+		s.h.panics--
+	}
+	s.h.mu.Unlock()
+	if block != nil {
+		<-block // deliberately ignores ctx: a misbehaving connector
+	}
+	if doPanic {
+		panic(fmt.Sprintf("test panic at seq %d", s.next))
+	}
+	if records > 0 && s.next >= records {
+		<-ctx.Done()
+		return nil, nil
+	}
+	var out []*connectors.SourceRecord
+	for i := 0; i < 100 && (records == 0 || s.next < records); i++ {
+		out = append(out, &connectors.SourceRecord{
+			Partition: s.part, Offset: map[string]any{"seq": s.next}, Topic: s.topic,
+			Key: fmt.Sprintf("%d", s.task), KeySchema: connectors.StringSchema,
+			Value: fmt.Sprintf("%d:%d", s.task, s.next), ValueSchema: connectors.StringSchema,
+		})
+		s.next++
+	}
+	return out, nil
+}
+
+func (s *testSourceTask) Commit(context.Context) error { return nil }
+func (s *testSourceTask) Close() error {
+	if s.h != nil {
+		s.h.mu.Lock()
+		s.h.closed++
+		s.h.mu.Unlock()
+	}
+	return nil
+}
+
+type testSink struct{ testConnector }
+
+func (c *testSink) NewTask() connectors.SinkTask { return &testSinkTask{} }
+
+type testSinkTask struct{ h *hooks }
+
+func (s *testSinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, _ map[string]string) error {
+	s.h = hooksFor(tc.ConnectorName())
+	return nil
+}
+
+func (s *testSinkTask) Write(_ context.Context, recs []*connectors.SinkRecord) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	if s.h.retriable > 0 {
+		s.h.retriable--
+		return connectors.Retriable(errors.New("test: try again"))
+	}
+	if s.h.writeFail > 0 {
+		s.h.writeFail--
+		return errors.New("test: write refused")
+	}
+	for _, r := range recs {
+		v, _ := r.Value.(string)
+		var task int
+		var seq int64
+		if _, err := fmt.Sscanf(v, "%d:%d", &task, &seq); err != nil {
+			return fmt.Errorf("test sink: bad value %q", v)
+		}
+		s.h.written = append(s.h.written, seq)
+	}
+	return nil
+}
+
+func (s *testSinkTask) Close() error { return nil }
+
+var stringConv = map[string]string{
+	"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+	"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+
+func withConv(m map[string]string) map[string]string {
+	for k, v := range stringConv {
+		m[k] = v
+	}
+	return m
+}

@@ -1,0 +1,245 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/offsets"
+)
+
+// OffsetStore is where source offsets live (the offsets topic).
+type OffsetStore interface {
+	Offset(connector string, partition map[string]any) (map[string]any, error)
+	Write(ctx context.Context, connector string, entries []offsets.PartitionOffset) error
+}
+
+// StatusReporter records connector and task status. Calls must not block:
+// actors make them from Receive.
+type StatusReporter interface {
+	PutConnector(name string, st state.Status)
+	PutTask(id state.TaskID, st state.Status)
+	DeleteConnector(name string, tasks int)
+}
+
+// TaskConfigWriter stores a connector's task configs. In a cluster only the
+// leader writes them (invariant 2); this is the seam where a follower forwards.
+type TaskConfigWriter interface {
+	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
+}
+
+// Options are the worker-wide settings and services the actors use.
+type Options struct {
+	WorkerID string
+	Registry *connectors.Registry
+	// WorkerProps are the worker's own config keys: converter defaults
+	// (key.converter, value.converter.schemas.enable, ...).
+	WorkerProps map[string]string
+	Offsets     OffsetStore
+	Status      StatusReporter
+	TaskConfigs TaskConfigWriter
+	// Topics records the topics tasks produce to or consume from
+	// (topics.go); nil records nothing.
+	Topics TopicRecorder
+	// KafkaOpts connect to the cluster's Kafka (seed brokers, TLS, ...);
+	// sink tasks build their consumers from them.
+	KafkaOpts []kgo.Opt
+	// Producer is shared by every source task and the dead letter queues of
+	// this worker: one idempotent acks=all client instead of one per task.
+	Producer *kgo.Client
+	Admin    *kadm.Client
+
+	Backoff             Backoff
+	OffsetFlushInterval time.Duration // offset.flush.interval.ms
+	// ShutdownTimeout bounds how long a stopping task may take to drain its
+	// in-flight records and flush offsets (task.shutdown.graceful.timeout.ms).
+	ShutdownTimeout time.Duration
+	// MaxInFlight bounds a source task's records produced but not acked.
+	MaxInFlight int
+	Log         zerolog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Backoff.Initial == 0 {
+		o.Backoff = DefaultBackoff
+	}
+	if o.OffsetFlushInterval <= 0 {
+		o.OffsetFlushInterval = time.Second
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 5 * time.Second
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 20000
+	}
+}
+
+// Runtime is the actor side of one worker.
+type Runtime struct {
+	opts   Options
+	system *actor.ActorSystem
+	worker *actor.PID
+	leases *leases
+
+	mu      sync.Mutex
+	stopped bool
+
+	// live counts the task actors of each task key, from spawn to final
+	// stop, so WaitStopped also sees tasks whose stop is still in the mail.
+	liveMu sync.Mutex
+	live   map[string]int
+}
+
+// NewRuntime starts the actor system and the worker actor.
+func NewRuntime(opts Options) (*Runtime, error) {
+	opts.defaults()
+	if opts.Registry == nil || opts.Offsets == nil || opts.Status == nil || opts.TaskConfigs == nil || opts.Producer == nil {
+		return nil, fmt.Errorf("actors: registry, offsets, status, task config writer and producer are required")
+	}
+	// protoactor logs through slog; keep it at Warn (DESIGN.md), our own
+	// logs carry the worker, connector and task fields.
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(routine{slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})})
+	}))
+	r := &Runtime{opts: opts, system: system, leases: newLeases(), live: map[string]int{}}
+	pid, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newWorkerActor(r) }), "worker")
+	if err != nil {
+		return nil, fmt.Errorf("actors: spawn worker: %w", err)
+	}
+	r.worker = pid
+	return r, nil
+}
+
+// routine drops protoactor's errors about connections that end as a matter
+// of course: every admin command (`sluice connectors ...`) is a short-lived
+// remote that disconnects when done, and a worker that dies is reported by
+// gossip, with its id, anyway.
+type routine struct{ slog.Handler }
+
+func (h routine) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "EndpointWriter lost connection" {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h routine) WithAttrs(as []slog.Attr) slog.Handler { return routine{h.Handler.WithAttrs(as)} }
+func (h routine) WithGroup(name string) slog.Handler    { return routine{h.Handler.WithGroup(name)} }
+
+// ActorSystem is the runtime's actor system, for the actor cluster that
+// joins it to the other workers (cluster/actorcluster).
+func (r *Runtime) ActorSystem() *actor.ActorSystem { return r.system }
+
+// Apply hands the worker actor the work it should run now. It returns at
+// once; the actors converge in the background.
+func (r *Runtime) Apply(a *Assignment) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.system.Root.Send(r.worker, a)
+}
+
+// Restart restarts a connector's instance on this worker, and with
+// includeTasks its tasks here; onlyFailed restarts only what is FAILED.
+// It returns at once.
+func (r *Runtime) Restart(connector string, includeTasks, onlyFailed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.system.Root.Send(r.worker, &restart{connector: connector, includeTasks: includeTasks, onlyFailed: onlyFailed})
+}
+
+// RestartTask restarts one task if it runs on this worker, whatever its
+// state; it returns at once and reports whether the task runs here.
+func (r *Runtime) RestartTask(connector string, task int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.isLive(taskKey(state.TaskID{Connector: connector, Task: task})) {
+		return false
+	}
+	r.system.Root.Send(r.worker, &restart{connector: connector, task: task, onlyTask: true})
+	return true
+}
+
+// WaitStopped returns once none of tasks runs on this worker any more: no
+// actor of it is alive and its pipeline (with its last offset flush) has
+// ended. A revoking worker waits for this before it rejoins its group, so a
+// task never runs on two workers at once (invariant 4).
+func (r *Runtime) WaitStopped(ctx context.Context, tasks []state.TaskID) error {
+	for {
+		busy := ""
+		for _, t := range tasks {
+			if k := taskKey(t); r.isLive(k) || r.leases.held(k) {
+				busy = k
+				break
+			}
+		}
+		if busy == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("task %s still running: %w", busy, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func taskKey(t state.TaskID) string { return t.Connector + "/" + strconv.Itoa(t.Task) }
+
+func (r *Runtime) setLive(key string, delta int) {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	if r.live[key] += delta; r.live[key] <= 0 {
+		delete(r.live, key)
+	}
+}
+
+func (r *Runtime) isLive(key string) bool {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	return r.live[key] > 0
+}
+
+// Stop stops every connector and task, waits until their pipelines drained
+// in-flight records and flushed offsets, and shuts the actor system down.
+func (r *Runtime) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil
+	}
+	r.stopped = true
+	r.mu.Unlock()
+	// StopFuture waits up to 10 s for the actors to stop; the pipelines'
+	// drain is awaited below, bounded by ctx.
+	if err := r.system.Root.StopFuture(r.worker).Wait(); err != nil {
+		r.opts.Log.Warn().Err(err).Msg("worker actor did not stop in time")
+	}
+	err := r.leases.wait(ctx)
+	if !r.system.IsStopped() {
+		r.system.Shutdown()
+	}
+	if err != nil {
+		return fmt.Errorf("tasks still running at shutdown: %w", err)
+	}
+	return nil
+}
+
+func (r *Runtime) status(st state.State, trace string, generation int64) state.Status {
+	return state.Status{State: st, Trace: trace, WorkerID: r.opts.WorkerID, Generation: generation}
+}

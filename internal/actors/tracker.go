@@ -1,0 +1,183 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sync"
+
+	"github.com/sluice-io/sluice/internal/offsets"
+)
+
+// offsetTracker advances, per source partition, a watermark over records in
+// the order the task produced them: a record's offset becomes committable only
+// when Kafka acknowledged it and every earlier record of the same source
+// partition (invariant 1). Acks arrive on the producer's goroutines, so it is
+// guarded by a mutex; the poll loop adds and takes.
+type offsetTracker struct {
+	mu       sync.Mutex
+	parts    map[string]*partTrack
+	inflight int
+	err      error // the first produce error: the task fails with it
+	waiting  bool
+	wakeup   chan struct{}
+
+	// lastMap and lastPart cache the partition of the previous record: most
+	// sources reuse one partition map for many records, and keying a map by
+	// its JSON costs more than the rest of the record's bookkeeping.
+	lastMap  uintptr
+	lastPart *partTrack
+}
+
+type partTrack struct {
+	partition map[string]any
+	queue     []*pending // in produce order; head is queue[0]
+	acked     map[string]any
+	flushed   map[string]any
+}
+
+type pending struct {
+	part   *partTrack
+	offset map[string]any
+	done   bool
+}
+
+func newOffsetTracker() *offsetTracker {
+	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1)}
+}
+
+// add registers a record about to be produced and returns its token for ack.
+// A record without a source partition is only counted as in flight.
+func (t *offsetTracker) add(partition, offset map[string]any) *pending {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inflight++
+	if partition == nil {
+		return &pending{}
+	}
+	p := t.partFor(partition)
+	e := &pending{part: p, offset: offset}
+	p.queue = append(p.queue, e)
+	return e
+}
+
+func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
+	ptr := reflect.ValueOf(partition).Pointer()
+	if ptr == t.lastMap && t.lastPart != nil {
+		return t.lastPart
+	}
+	key, err := json.Marshal(partition)
+	if err != nil {
+		key = []byte(reflect.ValueOf(partition).String())
+	}
+	p := t.parts[string(key)]
+	if p == nil {
+		p = &partTrack{partition: partition}
+		t.parts[string(key)] = p
+	}
+	t.lastMap, t.lastPart = ptr, p
+	return p
+}
+
+// ack marks a record acknowledged (err nil) or failed. A failed record stops
+// its partition's watermark for good: nothing after it is committed, and the
+// task fails with err.
+func (t *offsetTracker) ack(e *pending, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inflight--
+	if err != nil {
+		if t.err == nil {
+			t.err = err
+		}
+	} else {
+		e.done = true
+		if p := e.part; p != nil {
+			// Invariant 1: only a contiguous acknowledged prefix moves
+			// the committable offset.
+			i := 0
+			for i < len(p.queue) && p.queue[i].done {
+				if p.queue[i].offset != nil {
+					p.acked = p.queue[i].offset
+				}
+				i++
+			}
+			if i > 0 {
+				clear(p.queue[:i])
+				p.queue = p.queue[i:]
+			}
+		}
+	}
+	if t.waiting {
+		t.waiting = false
+		select {
+		case t.wakeup <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// skip marks a record that was dropped before produce (errors.tolerance=all)
+// as done, so its partition's watermark can pass it.
+func (t *offsetTracker) skip(e *pending) { t.ack(e, nil) }
+
+// committable returns the offsets acknowledged since the last flush.
+func (t *offsetTracker) committable() []offsets.PartitionOffset {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []offsets.PartitionOffset
+	for _, p := range t.parts {
+		if p.acked != nil && !sameOffset(p.acked, p.flushed) {
+			out = append(out, offsets.PartitionOffset{Partition: p.partition, Offset: p.acked})
+		}
+	}
+	return out
+}
+
+// flushed records that entries were durably stored.
+func (t *offsetTracker) markFlushed(entries []offsets.PartitionOffset) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range entries {
+		key, _ := json.Marshal(e.Partition)
+		if p := t.parts[string(key)]; p != nil {
+			p.flushed = e.Offset
+		}
+	}
+}
+
+func sameOffset(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+}
+
+func (t *offsetTracker) inFlight() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inflight
+}
+
+func (t *offsetTracker) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// waitAtMost blocks until at most n records are in flight, ctx ends, or a
+// produce failed. With n below the window it is the source's backpressure;
+// with 0 it drains before the last flush.
+func (t *offsetTracker) waitAtMost(ctx context.Context, n int) error {
+	for {
+		t.mu.Lock()
+		if t.err != nil || t.inflight <= n {
+			t.mu.Unlock()
+			return nil
+		}
+		t.waiting = true
+		t.mu.Unlock()
+		select {
+		case <-t.wakeup:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,278 @@
+// Package admin is the control plane over the actor system: the server
+// side answers controlpb.AdminRequest messages sent to a worker's admin
+// actor with what the REST API would answer, and the client side is what
+// the `sluice` admin commands use to reach a cluster through --join.
+//
+// Responses carry the REST API's status code and JSON body, so that the
+// CLI's -o json output is exactly what scripts get from Kafka Connect's
+// REST API, and both front doors share one implementation of every shape.
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/controlpb"
+	"github.com/sluice-io/sluice/internal/rest"
+)
+
+// Controller is the control plane the admin actor serves: the REST API's.
+type Controller = rest.Controller
+
+// Server answers admin requests on one worker.
+type Server struct {
+	C Controller
+	// WorkerID names this worker in forwarded requests.
+	WorkerID string
+	// Leader reports whether this worker leads its group, and otherwise
+	// forwards a request to the leader's admin actor (an error when no
+	// leader is known, as during a rebalance).
+	Leader func() bool
+	// Forward sends a write to the leader's admin actor.
+	Forward func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error)
+	// Workers answers list_workers with GET /workers' body.
+	Workers func(ctx context.Context) (any, error)
+	// RestartLocal restarts a task if it runs on this worker.
+	RestartLocal func(connector string, task int) bool
+	// Timeout bounds one request; default 60 s.
+	Timeout time.Duration
+}
+
+// isWrite tells the requests that change the cluster's state: like REST
+// writes, they are carried out by the leader (invariant 2).
+func isWrite(req *controlpb.AdminRequest) bool {
+	switch op := req.GetOp().(type) {
+	case *controlpb.AdminRequest_CreateConnector, *controlpb.AdminRequest_PutConfig, *controlpb.AdminRequest_PatchConfig,
+		*controlpb.AdminRequest_DeleteConnector, *controlpb.AdminRequest_Pause, *controlpb.AdminRequest_Resume,
+		*controlpb.AdminRequest_Stop, *controlpb.AdminRequest_Restart, *controlpb.AdminRequest_RestartTask,
+		*controlpb.AdminRequest_AlterOffsets, *controlpb.AdminRequest_ResetOffsets, *controlpb.AdminRequest_ResetTopics:
+		return true
+	case *controlpb.AdminRequest_SetLogger:
+		scope, _ := control.ParseLoggerScope(op.SetLogger.GetScope())
+		return scope == control.ScopeCluster
+	}
+	return false
+}
+
+// Conflict is Connect's answer while a rebalance leaves the leader unknown.
+const Conflict = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+
+// Handle answers one request. It blocks on Kafka and other workers, so the
+// admin actor calls it off its Receive (invariant 8).
+func (s *Server) Handle(ctx context.Context, req *controlpb.AdminRequest) *controlpb.AdminResponse {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if isWrite(req) && s.Leader != nil && !s.Leader() {
+		if req.GetForwardedBy() != "" || s.Forward == nil {
+			return errorResponse(http.StatusConflict, Conflict)
+		}
+		fwd := &controlpb.AdminRequest{ForwardedBy: s.WorkerID, Op: req.GetOp()}
+		res, err := s.Forward(ctx, fwd)
+		if err != nil {
+			return errorResponse(http.StatusConflict, Conflict+": "+err.Error())
+		}
+		return res
+	}
+	code, body, err := s.serve(ctx, req)
+	res := jsonResponse(code, body)
+	if err != nil {
+		res = errorResponse(control.StatusCode(err), err.Error())
+	}
+	res.ServedBy = s.WorkerID
+	return res
+}
+
+func errorResponse(code int, msg string) *controlpb.AdminResponse {
+	res := jsonResponse(code, map[string]any{"error_code": code, "message": msg})
+	res.Message = msg
+	return res
+}
+
+func jsonResponse(code int, body any) *controlpb.AdminResponse {
+	if body == nil {
+		return &controlpb.AdminResponse{Code: int32(code)}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // JDBC URLs keep their '&', as in REST
+	if err := enc.Encode(body); err != nil {
+		return &controlpb.AdminResponse{Code: http.StatusInternalServerError, Message: "encoding the response: " + err.Error()}
+	}
+	return &controlpb.AdminResponse{Code: int32(code), Json: bytes.TrimSpace(buf.Bytes())}
+}
+
+func badRequest(format string, args ...any) error {
+	return &control.Error{Code: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// serve carries a request out on this worker; the status codes are REST's.
+func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, any, error) {
+	c := s.C
+	ok := http.StatusOK
+	switch op := req.GetOp().(type) {
+	case *controlpb.AdminRequest_ListConnectors:
+		return s.list(op.ListConnectors)
+	case *controlpb.AdminRequest_GetConnector:
+		v, err := c.Info(op.GetConnector.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_GetConfig:
+		v, err := c.Config(op.GetConfig.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_GetStatus:
+		v, err := c.Status(op.GetStatus.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_GetTasks:
+		v, err := c.Tasks(op.GetTasks.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_GetTaskStatus:
+		v, err := c.TaskStatus(op.GetTaskStatus.GetConnector(), int(op.GetTaskStatus.GetTask()))
+		return ok, v, err
+	case *controlpb.AdminRequest_CreateConnector:
+		m := op.CreateConnector
+		v, err := c.Create(ctx, m.GetName(), orEmpty(m.GetConfig()), control.InitialState(m.GetInitialState()))
+		return http.StatusCreated, v, err
+	case *controlpb.AdminRequest_PutConfig:
+		v, created, err := c.PutConfig(ctx, op.PutConfig.GetConnector(), orEmpty(op.PutConfig.GetConfig()))
+		if created {
+			return http.StatusCreated, v, err
+		}
+		return ok, v, err
+	case *controlpb.AdminRequest_PatchConfig:
+		m := op.PatchConfig
+		patch := map[string]*string{}
+		for k, v := range m.GetSet() {
+			patch[k] = &v
+		}
+		for _, k := range m.GetRemove() {
+			patch[k] = nil
+		}
+		v, err := c.PatchConfig(ctx, m.GetConnector(), patch)
+		return ok, v, err
+	case *controlpb.AdminRequest_DeleteConnector:
+		return http.StatusNoContent, nil, c.Delete(ctx, op.DeleteConnector.GetConnector())
+	case *controlpb.AdminRequest_Pause:
+		return http.StatusAccepted, nil, c.Pause(ctx, op.Pause.GetConnector())
+	case *controlpb.AdminRequest_Resume:
+		return http.StatusAccepted, nil, c.Resume(ctx, op.Resume.GetConnector())
+	case *controlpb.AdminRequest_Stop:
+		return http.StatusNoContent, nil, c.Stop(ctx, op.Stop.GetConnector())
+	case *controlpb.AdminRequest_Restart:
+		m := op.Restart
+		st, err := c.Restart(ctx, m.GetConnector(), m.GetIncludeTasks(), m.GetOnlyFailed())
+		if !m.GetIncludeTasks() && !m.GetOnlyFailed() {
+			return http.StatusNoContent, nil, err
+		}
+		return http.StatusAccepted, st, err
+	case *controlpb.AdminRequest_RestartTask:
+		return http.StatusNoContent, nil, c.RestartTask(ctx, op.RestartTask.GetConnector(), int(op.RestartTask.GetTask()))
+	case *controlpb.AdminRequest_LocalRestartTask:
+		m := op.LocalRestartTask
+		if s.RestartLocal == nil || !s.RestartLocal(m.GetConnector(), int(m.GetTask())) {
+			return 0, nil, &control.Error{Code: http.StatusNotFound,
+				Message: fmt.Sprintf("Task %d of connector %s does not run on worker %s", m.GetTask(), m.GetConnector(), s.WorkerID)}
+		}
+		return http.StatusNoContent, nil, nil
+	case *controlpb.AdminRequest_GetOffsets:
+		v, err := c.Offsets(ctx, op.GetOffsets.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_AlterOffsets:
+		offs, err := rest.ParseOffsets(op.AlterOffsets.GetOffsetsJson())
+		if err != nil {
+			return 0, nil, badRequest("%v", err)
+		}
+		v, err := c.AlterOffsets(ctx, op.AlterOffsets.GetConnector(), offs)
+		return ok, v, err
+	case *controlpb.AdminRequest_ResetOffsets:
+		v, err := c.ResetOffsets(ctx, op.ResetOffsets.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_ListPlugins:
+		return ok, c.Plugins(op.ListPlugins.GetConnectorsOnly()), nil
+	case *controlpb.AdminRequest_PluginConfig:
+		v, err := c.PluginConfig(op.PluginConfig.GetClass())
+		return ok, v, err
+	case *controlpb.AdminRequest_Validate:
+		v, err := c.Validate(op.Validate.GetClass(), orEmpty(op.Validate.GetConfig()))
+		return ok, v, err
+	case *controlpb.AdminRequest_GetTopics:
+		v, err := c.Topics(op.GetTopics.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_ResetTopics:
+		return http.StatusAccepted, nil, c.ResetTopics(ctx, op.ResetTopics.GetConnector())
+	case *controlpb.AdminRequest_ListWorkers:
+		if s.Workers == nil {
+			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}
+		}
+		v, err := s.Workers(ctx)
+		return ok, v, err
+	case *controlpb.AdminRequest_ListLoggers:
+		return ok, c.Loggers(), nil
+	case *controlpb.AdminRequest_GetLogger:
+		v, err := c.Logger(op.GetLogger.GetName())
+		return ok, v, err
+	case *controlpb.AdminRequest_SetLogger:
+		m := op.SetLogger
+		changed, err := c.SetLogger(ctx, m.GetName(), m.GetLevel(), m.GetScope())
+		if scope, _ := control.ParseLoggerScope(m.GetScope()); scope == control.ScopeCluster {
+			return http.StatusNoContent, nil, err
+		}
+		return ok, changed, err
+	case nil:
+		return 0, nil, badRequest("empty admin request: no operation set")
+	default:
+		return 0, nil, badRequest("unknown admin operation %T: this worker may be older than the client", op)
+	}
+}
+
+// list answers GET /connectors with its expansions.
+func (s *Server) list(m *controlpb.ListConnectors) (int, any, error) {
+	names, err := s.C.Connectors()
+	if err != nil || (!m.GetExpandStatus() && !m.GetExpandInfo()) {
+		return http.StatusOK, names, err
+	}
+	out := make(map[string]map[string]any, len(names))
+	for _, n := range names {
+		entry := map[string]any{}
+		if m.GetExpandStatus() {
+			st, err := s.C.Status(n)
+			if control.StatusCode(err) == http.StatusNotFound {
+				continue // deleted meanwhile, as REST leaves it out
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+			entry["status"] = st
+		}
+		if m.GetExpandInfo() {
+			info, err := s.C.Info(n)
+			if control.StatusCode(err) == http.StatusNotFound {
+				continue
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+			entry["info"] = info
+		}
+		out[n] = entry
+	}
+	return http.StatusOK, out, nil
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// ErrNoWorker is returned by the client when no worker could be reached.
+var ErrNoWorker = errors.New("no worker reachable")

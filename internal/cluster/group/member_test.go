@@ -1,0 +1,238 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/cluster/assign"
+)
+
+// fakeWorker is a Handler that runs nothing but records what it was told,
+// in order.
+type fakeWorker struct {
+	mu     sync.Mutex
+	work   assign.Work
+	tasks  []assign.TaskID
+	events []string
+	// revokeTakes makes Revoke slow, like a sink flushing before it stops.
+	revokeTakes time.Duration
+}
+
+func (f *fakeWorker) Current() ([]string, []assign.TaskID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, slices.Clone(f.tasks)
+}
+func (f *fakeWorker) ConfigOffset() int64 { return 0 }
+func (f *fakeWorker) Work(context.Context) (assign.Work, int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.work, 0, nil
+}
+func (f *fakeWorker) Revoke(_ context.Context, _ []string, tasks []assign.TaskID) error {
+	time.Sleep(f.revokeTakes)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tasks = slices.DeleteFunc(f.tasks, func(t assign.TaskID) bool { return slices.Contains(tasks, t) })
+	f.events = append(f.events, "revoke")
+	return nil
+}
+func (f *fakeWorker) Assigned(gen int32, a Assignment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tasks = slices.Clone(a.Tasks)
+	f.events = append(f.events, fmt.Sprintf("assigned:%d", len(a.Tasks)))
+}
+func (f *fakeWorker) Lost(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tasks = nil
+	f.events = append(f.events, "lost")
+	return nil
+}
+
+func (f *fakeWorker) snapshot() ([]assign.TaskID, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.tasks), slices.Clone(f.events)
+}
+
+func tasksOf(n int) assign.Work {
+	w := assign.Work{Connectors: []string{"c"}}
+	for i := 0; i < n; i++ {
+		w.Tasks = append(w.Tasks, assign.TaskID{Connector: "c", Task: i})
+	}
+	return w
+}
+
+type running struct {
+	m      *Member
+	f      *fakeWorker
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *running {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	f := &fakeWorker{work: work}
+	m := New(Config{Group: "g", WorkerID: id, URL: "http://" + id, Client: cl,
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
+		Log: zerolog.Nop()}, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{m: m, f: f, cancel: cancel, done: make(chan struct{})}
+	go func() { defer close(r.done); _ = m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-r.done })
+	return r
+}
+
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+// Invariants 2 and 4: at each stable point exactly one member believes it
+// leads (by the assignment it received), and every task runs on exactly one
+// member.
+func TestOneLeaderAndEachTaskOnce(t *testing.T) {
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	work := tasksOf(6)
+	ms := []*running{run(t, broker, "a", work), run(t, broker, "b", work), run(t, broker, "c", work)}
+	eventually(t, "6 tasks 2-2-2 with one leader", func() error {
+		leaders, owner := 0, map[assign.TaskID]string{}
+		for _, r := range ms {
+			st := r.m.State()
+			if st.Leader() {
+				leaders++
+			}
+			tasks, _ := r.f.snapshot()
+			if len(tasks) != 2 {
+				return fmt.Errorf("member %s runs %d tasks", r.m.cfg.WorkerID, len(tasks))
+			}
+			for _, task := range tasks {
+				if prev, dup := owner[task]; dup {
+					return fmt.Errorf("task %v on %s and %s", task, prev, r.m.cfg.WorkerID)
+				}
+				owner[task] = r.m.cfg.WorkerID
+			}
+		}
+		if leaders != 1 {
+			return fmt.Errorf("%d members think they lead", leaders)
+		}
+		return nil
+	})
+}
+
+// Invariant 3: a member removed from the group (as a survivor does for a
+// worker gossip declared dead) stops everything before it rejoins.
+func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	work := tasksOf(4)
+	a, b := run(t, broker, "a", work), run(t, broker, "b", work)
+	eventually(t, "2-2", func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		if len(ta) != 2 || len(tb) != 2 {
+			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
+		}
+		return nil
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := LeaveByInstance(ctx, cl, "g", "b"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b lost, then rejoined", func() error {
+		tasks, events := b.f.snapshot()
+		lost := slices.Index(events, "lost")
+		if lost < 0 {
+			return fmt.Errorf("events %v", events)
+		}
+		if !slices.ContainsFunc(events[lost+1:], func(e string) bool { return e != "lost" && e != "revoke" }) {
+			return fmt.Errorf("not rejoined yet: %v", events)
+		}
+		if len(tasks) == 0 {
+			return fmt.Errorf("b runs nothing after rejoining")
+		}
+		return nil
+	})
+	// Every task once, none lost.
+	eventually(t, "4 tasks once", func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		set := map[assign.TaskID]bool{}
+		for _, task := range append(ta, tb...) {
+			set[task] = true
+		}
+		if len(ta)+len(tb) != 4 || len(set) != 4 {
+			return fmt.Errorf("a %v b %v", ta, tb)
+		}
+		return nil
+	})
+}
+
+// A revocation that takes longer than the session timeout does not cost the
+// member its membership: it keeps heartbeating while it stops tasks.
+func TestSlowRevocationKeepsTheMembership(t *testing.T) {
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	work := tasksOf(4)
+	a := run(t, broker, "a", work)
+	a.f.mu.Lock()
+	a.f.revokeTakes = 8 * time.Second // session timeout is 6 s
+	a.f.mu.Unlock()
+	eventually(t, "a runs all 4", func() error {
+		if tasks, _ := a.f.snapshot(); len(tasks) != 4 {
+			return fmt.Errorf("%d tasks", len(tasks))
+		}
+		return nil
+	})
+	b := run(t, broker, "b", work)
+	eventually(t, "2-2 after a slow revocation", func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		if len(ta) != 2 || len(tb) != 2 {
+			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
+		}
+		return nil
+	})
+	if _, events := a.f.snapshot(); slices.Contains(events, "lost") {
+		t.Fatalf("a lost its membership during a slow revocation: %v", events)
+	}
+}

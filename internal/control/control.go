@@ -1,0 +1,344 @@
+// Package control is the control plane of a worker: what the REST server
+// (and, later, the admin actor) asks of the cluster. Reads are answered from
+// this worker's view of the config and status topics; writes are validated in
+// full before anything is written, and then go to the config topic.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
+)
+
+// ConfigStore is the config topic as the control plane uses it
+// (*state.ConfigLog).
+type ConfigStore interface {
+	Snapshot() state.Snapshot
+	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
+	PutTargetState(ctx context.Context, name string, s state.TargetState) error
+	DeleteConnector(ctx context.Context, name string) error
+	RequestRestart(ctx context.Context, r state.RestartRequest) error
+}
+
+// StatusStore is the status topic as the control plane uses it
+// (*state.StatusLog).
+type StatusStore interface {
+	Connector(name string) (state.Status, bool)
+	Tasks(name string) map[int]state.Status
+}
+
+// Writer is every request that changes the cluster's state. Controller
+// performs them on this worker; forwarding writes to the leader means
+// putting another Writer in front of the REST server, so every write must
+// stay on this one interface.
+type Writer interface {
+	// Create creates a connector; an empty initial state means RUNNING.
+	Create(ctx context.Context, name string, config map[string]string, initial InitialState) (ConnectorInfo, error)
+	// PutConfig creates or replaces a connector's config and reports which.
+	PutConfig(ctx context.Context, name string, config map[string]string) (info ConnectorInfo, created bool, err error)
+	// PatchConfig merges patch into the config; a nil value removes a key.
+	PatchConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
+	Delete(ctx context.Context, name string) error
+	Pause(ctx context.Context, name string) error
+	Resume(ctx context.Context, name string) error
+	// Stop shuts the connector and its tasks down and empties its task
+	// configs (target state STOPPED).
+	Stop(ctx context.Context, name string) error
+	// Restart restarts the connector and, with includeTasks, its tasks;
+	// onlyFailed limits it to what is FAILED. The status shows RESTARTING
+	// for what restarts.
+	Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error)
+	// RestartTask restarts one task on the worker that runs it.
+	RestartTask(ctx context.Context, name string, task int) error
+}
+
+var _ Writer = (*Controller)(nil)
+
+// Options are a Controller's dependencies.
+type Options struct {
+	Configs  ConfigStore
+	Statuses StatusStore
+	Plugins  *connectors.Registry
+	// Converters are the converter class names GET /connector-plugins lists
+	// with connectorsOnly=false.
+	Converters []string
+	// CheckConverters validates the converter keys of a connector config; nil
+	// skips that check.
+	CheckConverters func(config map[string]string) *connectors.ConfigError
+	WorkerID        string
+	// KafkaClusterID is reported by GET /; a worker learns it only once
+	// Kafka answers, so KafkaClusterIDFunc, when set, is asked instead.
+	KafkaClusterID     string
+	KafkaClusterIDFunc func() string
+	Version            string
+	Commit             string
+	// Ready reports whether the worker has read its state topics and can
+	// answer; until then, requests about connectors get 503. Nil means ready.
+	Ready func() bool
+	// WriteTimeout bounds each write to the config topic; default 30s.
+	WriteTimeout time.Duration
+
+	// RestartTask asks worker workerID to restart a task it runs, and
+	// reports whether it runs it; nil answers task restarts with 501.
+	RestartTask func(ctx context.Context, workerID, connector string, task int) (bool, error)
+
+	// Offsets reads and changes connectors' offsets (offsets.go); nil
+	// answers the offsets endpoints with 501.
+	Offsets OffsetsBackend
+	// Topics tracks the topics connectors use (topics.go).
+	Topics TopicsBackend
+	// Loggers holds this worker's run-time log levels (loggers.go).
+	Loggers LoggersBackend
+}
+
+// Controller answers control requests on one worker. It is safe for
+// concurrent use.
+type Controller struct {
+	o Options
+	// writes serializes this worker's writes, so that the existence check
+	// and the write of one request are not interleaved with another's.
+	writes chan struct{}
+}
+
+// New returns a Controller over o.
+func New(o Options) (*Controller, error) {
+	if o.Configs == nil || o.Statuses == nil || o.Plugins == nil {
+		return nil, errors.New("control: Configs, Statuses and Plugins are required")
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	return &Controller{o: o, writes: make(chan struct{}, 1)}, nil
+}
+
+// WorkerID is the id of the worker this Controller runs on.
+func (c *Controller) WorkerID() string { return c.o.WorkerID }
+
+func (c *Controller) ready() bool { return c.o.Ready == nil || c.o.Ready() }
+
+// ServerInfo answers GET /.
+func (c *Controller) ServerInfo() ServerInfo {
+	id := c.o.KafkaClusterID
+	if c.o.KafkaClusterIDFunc != nil {
+		id = c.o.KafkaClusterIDFunc()
+	}
+	return ServerInfo{Version: c.o.Version, Commit: c.o.Commit, KafkaClusterID: id}
+}
+
+// Health answers GET /health with Connect's messages.
+func (c *Controller) Health() Health {
+	if !c.ready() {
+		return Health{Status: "starting", Message: "Worker is still starting up.", Code: http.StatusServiceUnavailable}
+	}
+	return Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests.", Code: http.StatusOK}
+}
+
+// lookup returns the connector from a fresh snapshot.
+func (c *Controller) lookup(name string) (*state.Connector, error) {
+	if !c.ready() {
+		return nil, notReady()
+	}
+	conn, ok := c.o.Configs.Snapshot().Connectors[name]
+	if !ok || conn == nil {
+		return nil, notFound(name)
+	}
+	return conn, nil
+}
+
+// Connectors returns the names of all connectors, sorted.
+func (c *Controller) Connectors() ([]string, error) {
+	if !c.ready() {
+		return nil, notReady()
+	}
+	snap := c.o.Configs.Snapshot()
+	names := make([]string, 0, len(snap.Connectors))
+	for n, conn := range snap.Connectors {
+		if conn != nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// typeOf is the connector's type by its class, "unknown" when no plugin has
+// the class (a config written by a worker with other plugins).
+func (c *Controller) typeOf(config map[string]string) string {
+	p, err := c.o.Plugins.Lookup(config[connconfig.ConnectorClass])
+	if err != nil {
+		return TypeUnknown
+	}
+	return string(p.Type)
+}
+
+func (c *Controller) info(conn *state.Connector) ConnectorInfo {
+	tasks := make([]TaskID, len(conn.Tasks))
+	for i := range conn.Tasks {
+		tasks[i] = TaskID{Connector: conn.Name, Task: i}
+	}
+	cfg := maps.Clone(conn.Config)
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	return ConnectorInfo{Name: conn.Name, Config: cfg, Tasks: tasks, Type: c.typeOf(conn.Config)}
+}
+
+// Info returns a connector's config and tasks.
+func (c *Controller) Info(name string) (ConnectorInfo, error) {
+	conn, err := c.lookup(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	return c.info(conn), nil
+}
+
+// Config returns a connector's config.
+func (c *Controller) Config(name string) (map[string]string, error) {
+	conn, err := c.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := maps.Clone(conn.Config)
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	return cfg, nil
+}
+
+// Tasks returns a connector's committed task configs.
+func (c *Controller) Tasks(name string) ([]TaskInfo, error) {
+	conn, err := c.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TaskInfo, len(conn.Tasks))
+	for i, tc := range conn.Tasks {
+		cfg := maps.Clone(tc)
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		out[i] = TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: cfg}
+	}
+	return out, nil
+}
+
+// observed maps a status record to what REST shows. No record, or one left
+// by a deleted earlier connector of the same name, means nobody runs it yet.
+func observed(s state.Status, ok bool) (st, worker, trace string) {
+	if !ok || s.State == "" || s.State == state.Destroyed {
+		return string(state.Unassigned), "", ""
+	}
+	return string(s.State), s.WorkerID, s.Trace
+}
+
+// Status returns the connector's state and one entry per committed task.
+func (c *Controller) Status(name string) (ConnectorStatus, error) {
+	conn, err := c.lookup(name)
+	if err != nil {
+		return ConnectorStatus{}, err
+	}
+	st, worker, trace := observed(c.o.Statuses.Connector(name))
+	out := ConnectorStatus{
+		Name:      name,
+		Connector: StateInfo{State: st, WorkerID: worker, Trace: trace},
+		Tasks:     make([]TaskState, len(conn.Tasks)),
+		Type:      c.typeOf(conn.Config),
+	}
+	tasks := c.o.Statuses.Tasks(name)
+	for i := range conn.Tasks {
+		s, ok := tasks[i]
+		st, worker, trace := observed(s, ok)
+		out.Tasks[i] = TaskState{ID: i, State: st, WorkerID: worker, Trace: trace}
+	}
+	return out, nil
+}
+
+// TaskStatus returns one task's state; 404 when the connector has no such
+// committed task.
+func (c *Controller) TaskStatus(name string, task int) (TaskState, error) {
+	conn, err := c.lookup(name)
+	if err != nil {
+		return TaskState{}, err
+	}
+	if task < 0 || task >= len(conn.Tasks) {
+		return TaskState{}, errorf(http.StatusNotFound, "Task %d of connector %s not found: the connector has %d task(s)", task, name, len(conn.Tasks))
+	}
+	s, ok := c.o.Statuses.Tasks(name)[task]
+	st, worker, trace := observed(s, ok)
+	return TaskState{ID: task, State: st, WorkerID: worker, Trace: trace}, nil
+}
+
+// Plugins lists the connector plugins, and with connectorsOnly false the
+// converters too.
+func (c *Controller) Plugins(connectorsOnly bool) []PluginInfo {
+	var out []PluginInfo
+	for _, p := range c.o.Plugins.Plugins() {
+		v := p.Version
+		if v == "" {
+			v = c.o.Version
+		}
+		out = append(out, PluginInfo{Class: p.Class, Type: string(p.Type), Version: v})
+	}
+	if !connectorsOnly {
+		conv := append([]string(nil), c.o.Converters...)
+		sort.Strings(conv)
+		for _, cl := range conv {
+			out = append(out, PluginInfo{Class: cl, Type: PluginTypeConverter, Version: c.o.Version})
+		}
+	}
+	if out == nil {
+		out = []PluginInfo{}
+	}
+	return out
+}
+
+// PluginConfig returns the config definitions a connector plugin takes:
+// the runtime's keys for its type (name, connector.class, tasks.max,
+// converters, errors.*, ...) followed by the plugin's own, as Connect does
+// since 3.5 (KAFKA-14843).
+func (c *Controller) PluginConfig(class string) ([]ConfigKeyInfo, error) {
+	p, err := c.o.Plugins.Lookup(class)
+	if err != nil {
+		return nil, errorf(http.StatusNotFound, "Unknown plugin %s. %v", class, err)
+	}
+	own, err := pluginDef(p)
+	if err != nil {
+		return nil, errorf(http.StatusInternalServerError, "%v", err)
+	}
+	orders := map[string]int{}
+	out := []ConfigKeyInfo{}
+	for _, k := range connconfig.ConfigDef(p.Type).Merge(own).Keys() {
+		out = append(out, keyInfo(k, orders))
+	}
+	return out, nil
+}
+
+// pluginDef asks the plugin for its ConfigDef. Plugin code may panic; a
+// panic must not take the request, let alone the worker, down with it.
+func pluginDef(p connectors.Plugin) (def *connectors.ConfigDef, err error) {
+	err = safely(p.Class, "describing its config", func() {
+		def = p.New().Config()
+	})
+	if err == nil && def == nil {
+		def = connectors.NewConfigDef()
+	}
+	return def, err
+}
+
+func safely(class, doing string, f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("connector plugin %s panicked while %s: %v", class, doing, r)
+		}
+	}()
+	f()
+	return nil
+}

@@ -1,0 +1,496 @@
+package control_test
+
+import (
+	"errors"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/control/controltest"
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/connectors"
+)
+
+func TestCreateThenRead(t *testing.T) {
+	e := controltest.NewEnv(t)
+	info, err := e.C.Create(ctx(t), "src", controltest.SourceConfig(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCfg := controltest.SourceConfig("name", "src")
+	want := control.ConnectorInfo{Name: "src", Config: wantCfg, Tasks: []control.TaskID{}, Type: "source"}
+	if !reflect.DeepEqual(info, want) {
+		t.Fatalf("Create = %+v, want %+v", info, want)
+	}
+	if _, err := e.C.Create(ctx(t), "a-sink", controltest.SinkConfig(), control.InitialRunning); err != nil {
+		t.Fatal(err)
+	}
+	names, err := e.C.Connectors()
+	if err != nil || !reflect.DeepEqual(names, []string{"a-sink", "src"}) {
+		t.Fatalf("Connectors = %v, %v; want sorted [a-sink src]", names, err)
+	}
+	got, err := e.C.Info("src")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Info = %+v, %v; want %+v", got, err, want)
+	}
+	cfg, err := e.C.Config("src")
+	if err != nil || !reflect.DeepEqual(cfg, wantCfg) {
+		t.Fatalf("Config = %v, %v", cfg, err)
+	}
+	tasks, err := e.C.Tasks("src")
+	if err != nil || len(tasks) != 0 || tasks == nil {
+		t.Fatalf("Tasks = %#v, %v; want an empty list", tasks, err)
+	}
+	st, err := e.C.Status("a-sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSt := control.ConnectorStatus{Name: "a-sink", Connector: control.StateInfo{State: "UNASSIGNED"}, Tasks: []control.TaskState{}, Type: "sink"}
+	if !reflect.DeepEqual(st, wantSt) {
+		t.Fatalf("Status = %+v, want %+v", st, wantSt)
+	}
+	if ts := e.Configs.Snapshot().Connectors["src"].TargetState; ts != state.Started {
+		t.Fatalf("target state %s, want STARTED", ts)
+	}
+}
+
+func TestReadsOfUnknownConnectorAre404(t *testing.T) {
+	e := controltest.NewEnv(t)
+	checks := map[string]error{}
+	_, checks["Info"] = e.C.Info("nope")
+	_, checks["Config"] = e.C.Config("nope")
+	_, checks["Tasks"] = e.C.Tasks("nope")
+	_, checks["Status"] = e.C.Status("nope")
+	_, checks["TaskStatus"] = e.C.TaskStatus("nope", 0)
+	checks["Delete"] = e.C.Delete(ctx(t), "nope")
+	checks["Pause"] = e.C.Pause(ctx(t), "nope")
+	checks["Resume"] = e.C.Resume(ctx(t), "nope")
+	for op, err := range checks {
+		if code(err) != http.StatusNotFound || !strings.Contains(err.Error(), "nope") {
+			t.Errorf("%s: %v (code %d), want 404 naming the connector", op, err, code(err))
+		}
+	}
+	if n := len(e.Configs.Calls()); n != 0 {
+		t.Errorf("%d writes reached the store", n)
+	}
+}
+
+// The target state must be in the topic before the config, or a connector
+// created PAUSED or STOPPED would start running first.
+func TestCreateWritesTargetStateBeforeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		initial control.InitialState
+		want    state.TargetState
+	}{
+		{"PAUSED", state.Paused},
+		{"stopped", state.Stopped},
+		{"RUNNING", state.Started},
+	} {
+		t.Run(string(tc.initial), func(t *testing.T) {
+			e := controltest.NewEnv(t)
+			if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), tc.initial); err != nil {
+				t.Fatal(err)
+			}
+			calls := e.Configs.Calls()
+			want := []controltest.Call{{Op: "target", Name: "c", Target: tc.want}, {Op: "config", Name: "c"}}
+			if !reflect.DeepEqual(calls, want) {
+				t.Fatalf("writes %+v, want %+v", calls, want)
+			}
+			if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != tc.want {
+				t.Fatalf("target state %s, want %s", ts, tc.want)
+			}
+		})
+	}
+}
+
+func TestCreateRefusals(t *testing.T) {
+	e := controltest.NewEnv(t)
+	if _, err := e.C.Create(ctx(t), "dup", controltest.SourceConfig(), ""); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.Configs.Calls())
+	for _, tc := range []struct {
+		name    string
+		conn    string
+		config  map[string]string
+		initial control.InitialState
+		code    int
+		keys    []string // keys the message and Keys must name
+		contain []string
+	}{
+		{name: "duplicate", conn: "dup", config: controltest.SourceConfig(), code: http.StatusConflict, contain: []string{"dup", "already exists"}},
+		{name: "missing class", conn: "x", config: map[string]string{"topic": "t"}, code: 400, keys: []string{"connector.class"}},
+		{name: "unknown class", conn: "x", config: controltest.SourceConfig("connector.class", "com.example.Nope"), code: 400,
+			keys: []string{"connector.class"}, contain: []string{"com.example.Nope", controltest.SourceClass, controltest.SinkClass}},
+		{name: "bad name", conn: "a/b", config: controltest.SourceConfig(), code: 400, keys: []string{"name"}, contain: []string{"'/'"}},
+		{name: "empty name", conn: "", config: controltest.SourceConfig(), code: 400, keys: []string{"name"}},
+		{name: "name mismatch", conn: "x", config: controltest.SourceConfig("name", "y"), code: 400, keys: []string{"name"}, contain: []string{"(y)", "(x)"}},
+		{name: "bad initial state", conn: "x", config: controltest.SourceConfig(), initial: "RUNNIN", code: 400, contain: []string{"initial_state", "RUNNIN"}},
+		{name: "many bad keys", conn: "x",
+			config: controltest.SourceConfig("tasks.max", "0", "batch.size", "-3", "errors.tolerance", "some",
+				"mode", "query", "key.converter", "com.example.NoConverter", "transforms", "t1"),
+			code: 400,
+			keys: []string{"tasks.max", "batch.size", "errors.tolerance", "query", "key.converter", "transforms.t1.type"}},
+		{name: "plugin key missing", conn: "x", config: map[string]string{"connector.class": controltest.SourceClass}, code: 400, keys: []string{"topic"}},
+		{name: "sink without topics", conn: "x", config: map[string]string{"connector.class": controltest.SinkClass, "file": "f"}, code: 400,
+			keys: []string{"topics", "topics.regex"}},
+		{name: "sink dlq in topics", conn: "x", config: controltest.SinkConfig("topics", "in,dlq", "errors.deadletterqueue.topic.name", "dlq"),
+			code: 400, keys: []string{"topics"}},
+		{name: "panicking plugin", conn: "x", config: map[string]string{"connector.class": controltest.PanicClass}, code: 400,
+			keys: []string{"connector.class"}, contain: []string{"panicked", "config is broken"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.C.Create(ctx(t), tc.conn, tc.config, tc.initial)
+			if code(err) != tc.code {
+				t.Fatalf("err %v (code %d), want code %d", err, code(err), tc.code)
+			}
+			var ce *control.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err %T, want *control.Error", err)
+			}
+			for _, k := range tc.keys {
+				if !strings.Contains(ce.Message, "\n"+k+": ") {
+					t.Errorf("message does not name key %s:\n%s", k, ce.Message)
+				}
+				if len(ce.Keys[k]) == 0 {
+					t.Errorf("Keys lacks %s: %v", k, ce.Keys)
+				}
+			}
+			if tc.keys != nil && len(ce.Keys) != len(tc.keys) {
+				t.Errorf("Keys names %d keys, want %d: %v", len(ce.Keys), len(tc.keys), ce.Keys)
+			}
+			for _, s := range tc.contain {
+				if !strings.Contains(ce.Message, s) {
+					t.Errorf("message lacks %q:\n%s", s, ce.Message)
+				}
+			}
+		})
+	}
+	if after := e.Configs.Calls(); len(after) != before {
+		t.Fatalf("refused creates wrote to the store: %+v", after[before:])
+	}
+}
+
+func TestPutConfigCreatesThenUpdates(t *testing.T) {
+	e := controltest.NewEnv(t)
+	info, created, err := e.C.PutConfig(ctx(t), "c", controltest.SourceConfig())
+	if err != nil || !created || info.Type != "source" || info.Config["name"] != "c" {
+		t.Fatalf("first PutConfig = %+v, created %v, %v", info, created, err)
+	}
+	if err := e.C.Pause(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Configs.PutTaskConfigs(ctx(t), "c", []map[string]string{{"task": "0"}, {"task": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	info, created, err = e.C.PutConfig(ctx(t), "c", controltest.SourceConfig("topic", "other", "name", "c"))
+	if err != nil || created {
+		t.Fatalf("second PutConfig: created %v, %v", created, err)
+	}
+	wantTasks := []control.TaskID{{Connector: "c", Task: 0}, {Connector: "c", Task: 1}}
+	if info.Config["topic"] != "other" || !reflect.DeepEqual(info.Tasks, wantTasks) {
+		t.Fatalf("second PutConfig = %+v", info)
+	}
+	snap := e.Configs.Snapshot().Connectors["c"]
+	if snap.Config["topic"] != "other" || snap.TargetState != state.Paused {
+		t.Fatalf("after update: config %v, target %s; want topic=other, still PAUSED", snap.Config, snap.TargetState)
+	}
+	n := len(e.Configs.Calls())
+	if _, _, err := e.C.PutConfig(ctx(t), "c", controltest.SourceConfig("batch.size", "x")); code(err) != 400 {
+		t.Fatalf("invalid update: %v, want 400", err)
+	}
+	if len(e.Configs.Calls()) != n {
+		t.Fatal("invalid update wrote to the store")
+	}
+}
+
+func TestTasksAndStatuses(t *testing.T) {
+	e := controltest.NewEnv(t)
+	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Configs.PutTaskConfigs(ctx(t), "c", []map[string]string{{"task": "0"}, {"task": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.Statuses.PutConnector("c", state.Status{State: state.Running, WorkerID: "w1:8083", Generation: 1})
+	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 0}, state.Status{State: state.Failed, Trace: "boom", WorkerID: "w2:8083", Generation: 1})
+	// A status for a task beyond the committed ones is stale and not shown.
+	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 5}, state.Status{State: state.Running, WorkerID: "w2:8083", Generation: 1})
+
+	tasks, err := e.C.Tasks("c")
+	wantTasks := []control.TaskInfo{
+		{ID: control.TaskID{Connector: "c", Task: 0}, Config: map[string]string{"task": "0"}},
+		{ID: control.TaskID{Connector: "c", Task: 1}, Config: map[string]string{"task": "1"}},
+	}
+	if err != nil || !reflect.DeepEqual(tasks, wantTasks) {
+		t.Fatalf("Tasks = %+v, %v", tasks, err)
+	}
+	st, err := e.C.Status("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := control.ConnectorStatus{
+		Name:      "c",
+		Connector: control.StateInfo{State: "RUNNING", WorkerID: "w1:8083"},
+		Tasks: []control.TaskState{
+			{ID: 0, State: "FAILED", WorkerID: "w2:8083", Trace: "boom"},
+			{ID: 1, State: "UNASSIGNED"},
+		},
+		Type: "source",
+	}
+	if !reflect.DeepEqual(st, want) {
+		t.Fatalf("Status = %+v\nwant %+v", st, want)
+	}
+	ts, err := e.C.TaskStatus("c", 0)
+	if err != nil || !reflect.DeepEqual(ts, want.Tasks[0]) {
+		t.Fatalf("TaskStatus(0) = %+v, %v", ts, err)
+	}
+	for _, id := range []int{2, 5, -1} {
+		if _, err := e.C.TaskStatus("c", id); code(err) != http.StatusNotFound {
+			t.Errorf("TaskStatus(%d): %v, want 404", id, err)
+		}
+	}
+	// A connector status left by a deleted connector of the same name
+	// does not describe the new one.
+	e.Statuses.PutConnector("c", state.Status{State: state.Destroyed, WorkerID: "w1:8083", Generation: 2})
+	if st, _ := e.C.Status("c"); st.Connector != (control.StateInfo{State: "UNASSIGNED"}) {
+		t.Fatalf("after DESTROYED: connector %+v, want UNASSIGNED", st.Connector)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	e := controltest.NewEnv(t)
+	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), "PAUSED"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.C.Delete(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := e.C.Connectors(); len(names) != 0 {
+		t.Fatalf("after delete: %v", names)
+	}
+	if err := e.C.Delete(ctx(t), "c"); code(err) != http.StatusNotFound {
+		t.Fatalf("second delete: %v, want 404", err)
+	}
+	// Recreating with the default state runs it: no PAUSED left over.
+	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != state.Started {
+		t.Fatalf("recreated connector: target %s, want STARTED", ts)
+	}
+}
+
+func TestPauseResumeIdempotent(t *testing.T) {
+	e := controltest.NewEnv(t)
+	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), "STOPPED"); err != nil {
+		t.Fatal(err)
+	}
+	target := func() state.TargetState { return e.Configs.Snapshot().Connectors["c"].TargetState }
+	if target() != state.Stopped {
+		t.Fatalf("created STOPPED, target %s", target())
+	}
+	for _, step := range []struct {
+		op   func() error
+		want state.TargetState
+	}{
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
+		{func() error { return e.C.Pause(ctx(t), "c") }, state.Paused},
+		{func() error { return e.C.Pause(ctx(t), "c") }, state.Paused},
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
+	} {
+		if err := step.op(); err != nil {
+			t.Fatal(err)
+		}
+		if got := target(); got != step.want {
+			t.Fatalf("target %s, want %s", got, step.want)
+		}
+	}
+}
+
+func TestStoreFailureIs500(t *testing.T) {
+	e := controltest.NewEnv(t)
+	e.Configs.SetFail(errors.New("broker unreachable"))
+	_, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), "")
+	if code(err) != http.StatusInternalServerError || !strings.Contains(err.Error(), "broker unreachable") {
+		t.Fatalf("err %v, want 500 with the cause", err)
+	}
+	e.Configs.SetFail(&control.Error{Code: http.StatusConflict, Message: "rebalance in progress"})
+	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), ""); code(err) != http.StatusConflict {
+		t.Fatalf("err %v, want the store's own 409", err)
+	}
+}
+
+func TestNotReady(t *testing.T) {
+	e := controltest.NewEnv(t)
+	if h := e.C.Health(); h.Code != 200 || h.Status != "healthy" {
+		t.Fatalf("ready: %+v", h)
+	}
+	e.Ready.Set(false)
+	if h := e.C.Health(); h.Code != 503 || h.Status != "starting" {
+		t.Fatalf("not ready: %+v", h)
+	}
+	_, err1 := e.C.Connectors()
+	_, err2 := e.C.Create(ctx(t), "c", controltest.SourceConfig(), "")
+	err3 := e.C.Pause(ctx(t), "c")
+	for _, err := range []error{err1, err2, err3} {
+		if code(err) != http.StatusServiceUnavailable {
+			t.Errorf("not ready: %v, want 503", err)
+		}
+	}
+	// Plugins do not depend on the state topics.
+	if _, err := e.C.Validate(controltest.SourceClass, controltest.SourceConfig()); err != nil {
+		t.Errorf("Validate while starting: %v", err)
+	}
+	if len(e.Configs.Calls()) != 0 {
+		t.Error("a write reached the store while not ready")
+	}
+}
+
+func TestServerInfo(t *testing.T) {
+	e := controltest.NewEnv(t)
+	want := control.ServerInfo{Version: "0.9.0", Commit: "abc123", KafkaClusterID: "kc-1"}
+	if got := e.C.ServerInfo(); got != want {
+		t.Fatalf("ServerInfo = %+v", got)
+	}
+}
+
+func TestPlugins(t *testing.T) {
+	e := controltest.NewEnv(t)
+	want := []control.PluginInfo{
+		{Class: controltest.PanicClass, Type: "source", Version: "0.9.0"},
+		{Class: controltest.SinkClass, Type: "sink", Version: "0.1"},
+		{Class: controltest.SourceClass, Type: "source", Version: "1.2.3"},
+	}
+	if got := e.C.Plugins(true); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Plugins(true) = %+v", got)
+	}
+	all := e.C.Plugins(false)
+	want = append(want,
+		control.PluginInfo{Class: controltest.JSONConverter, Type: "converter", Version: "0.9.0"},
+		control.PluginInfo{Class: controltest.StringConverter, Type: "converter", Version: "0.9.0"})
+	if !reflect.DeepEqual(all, want) {
+		t.Fatalf("Plugins(false) = %+v", all)
+	}
+}
+
+func TestPluginConfig(t *testing.T) {
+	e := controltest.NewEnv(t)
+	keys, err := e.C.PluginConfig("TestSource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The runtime's keys come first, then the plugin's, as in Connect 3.5+.
+	var names []string
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	own := []string{"topic", "batch.size", "mode", "query", "password"}
+	if len(names) < len(own)+3 || !reflect.DeepEqual(names[len(names)-len(own):], own) ||
+		!slices.Contains(names, "name") || !slices.Contains(names, "connector.class") || !slices.Contains(names, "tasks.max") {
+		t.Fatalf("keys %v: want the runtime's keys (name, connector.class, tasks.max, ...) then %v", names, own)
+	}
+	keys = keys[len(names)-len(own):]
+	topic, batch := keys[0], keys[1]
+	if !topic.Required || topic.DefaultValue != nil || topic.Importance != "HIGH" || *topic.Group != "Source" || topic.Order != 1 {
+		t.Errorf("topic = %+v", topic)
+	}
+	if batch.Required || batch.DefaultValue == nil || *batch.DefaultValue != "100" || batch.Type != "INT" || batch.Order != 2 {
+		t.Errorf("batch.size = %+v", batch)
+	}
+	if keys[2].Group != nil || keys[2].Order != -1 {
+		t.Errorf("mode has no group: %+v", keys[2])
+	}
+	_, err = e.C.PluginConfig("com.example.Nope")
+	if code(err) != http.StatusNotFound || !strings.Contains(err.Error(), controltest.SourceClass) {
+		t.Fatalf("unknown plugin: %v, want 404 listing the known ones", err)
+	}
+	if _, err := e.C.PluginConfig(controltest.PanicClass); code(err) != 500 {
+		t.Fatalf("panicking plugin: %v, want 500", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	e := controltest.NewEnv(t)
+	res, err := e.C.Validate("TestSourceConnector", controltest.SourceConfig("name", "c", "mode", "query", "password", "secret",
+		"tasks.max", "0", "transforms", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Name != controltest.SourceClass {
+		t.Errorf("name %q", res.Name)
+	}
+	byName := map[string]control.ConfigInfo{}
+	var order []string
+	for _, c := range res.Configs {
+		byName[c.Definition.Name] = c
+		order = append(order, c.Definition.Name)
+	}
+	// Common keys first, then the plugin's, then undefined keys in error.
+	if order[0] != "name" || order[1] != "connector.class" || !slices.Contains(order, "topic") ||
+		order[len(order)-1] != "transforms.a.type" {
+		t.Errorf("order %v", order)
+	}
+	wantErrs := map[string]int{"tasks.max": 1, "query": 1, "transforms.a.type": 1}
+	total := 0
+	for _, c := range res.Configs {
+		total += len(c.Value.Errors)
+		if want := wantErrs[c.Definition.Name]; len(c.Value.Errors) != want {
+			t.Errorf("%s: errors %v, want %d", c.Definition.Name, c.Value.Errors, want)
+		}
+		if c.Value.Errors == nil || c.Value.RecommendedValues == nil || c.Definition.Dependents == nil {
+			t.Errorf("%s: nil list would encode as null", c.Definition.Name)
+		}
+	}
+	if res.ErrorCount != total || total != 3 {
+		t.Errorf("error_count %d, errors %d, want 3", res.ErrorCount, total)
+	}
+	if v := byName["password"].Value.Value; v == nil || *v != "[hidden]" {
+		t.Errorf("password value %v, want hidden", v)
+	}
+	if v := byName["batch.size"].Value.Value; v == nil || *v != "100" {
+		t.Errorf("batch.size value %v, want the default", v)
+	}
+	if v := byName["key.converter"].Value.Value; v != nil {
+		t.Errorf("unset key without default: value %q, want null", *v)
+	}
+	if !reflect.DeepEqual(byName["mode"].Value.RecommendedValues, []string{"bulk", "query"}) {
+		t.Errorf("mode recommended %v", byName["mode"].Value.RecommendedValues)
+	}
+	wantGroups := []string{"Common", "Transforms", "Predicates", "Error Handling", "Topic Creation", "Exactly Once Support", "offsets.storage", "Source"}
+	if !reflect.DeepEqual(res.Groups, wantGroups) {
+		t.Errorf("groups %v, want %v", res.Groups, wantGroups)
+	}
+	if c := byName["tasks.max"].Definition; c.Order != 3 || *c.Group != "Common" {
+		t.Errorf("tasks.max definition %+v", c)
+	}
+
+	// A valid config has no errors; connector.class may be left out.
+	res, err = e.C.Validate(controltest.SinkClass, map[string]string{"name": "s", "topics": "in", "file": "f"})
+	if err != nil || res.ErrorCount != 0 {
+		t.Fatalf("valid sink: %+v, %v", res, err)
+	}
+	if _, err := e.C.Validate("com.example.Nope", map[string]string{}); code(err) != 400 || !strings.Contains(err.Error(), controltest.SinkClass) {
+		t.Errorf("unknown plugin: %v, want 400 listing the known ones", err)
+	}
+	if _, err := e.C.Validate(controltest.SinkClass, controltest.SourceConfig()); code(err) != 400 || !strings.Contains(err.Error(), "does not match") {
+		t.Errorf("config for another plugin: %v, want 400", err)
+	}
+	if _, err := e.C.Validate(controltest.SinkClass, controltest.SinkConfig()); err != nil {
+		t.Errorf("config naming the same plugin by alias: %v", err)
+	}
+	res, err = e.C.Validate(controltest.SourceClass, controltest.SourceConfig("value.converter", "Nope"))
+	if err != nil || res.ErrorCount != 2 { // name is missing, the converter unknown
+		t.Errorf("converter check: %+v, %v", res, err)
+	}
+}
+
+func TestNewRequiresStores(t *testing.T) {
+	if _, err := control.New(control.Options{Plugins: connectors.NewRegistry()}); err == nil {
+		t.Fatal("New without stores succeeded")
+	}
+}

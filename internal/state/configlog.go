@@ -1,0 +1,448 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/topics"
+)
+
+// Config topic key prefixes, as Kafka Connect writes them.
+const (
+	connectorPrefix   = "connector-"
+	taskPrefix        = "task-"
+	commitPrefix      = "commit-"
+	targetStatePrefix = "target-state-"
+	restartPrefix     = "restart-connector-"
+)
+
+// Keys Kafka Connect writes that Sluice has no use for yet; they are skipped
+// without a warning so that a topic shared with Connect reads quietly.
+var ignoredConfigPrefixes = []string{"tasks-fencing-", "session-key"}
+
+// ConfigLog is the config topic (1 partition, compacted) tailed into a
+// Snapshot. Writes go to partition 0 so that a task config and its commit
+// keep their order even on a topic that wrongly has more partitions.
+type ConfigLog struct {
+	t        *topics.Tailer
+	topic    string
+	log      zerolog.Logger
+	changes  chan struct{}
+	restarts *restartQueue
+
+	mu      sync.Mutex
+	next    int64
+	configs map[string]map[string]string
+	targets map[string]TargetState
+	tasks   map[string][]map[string]string
+	// pending holds task-<name>-<n> records read since the last
+	// commit-<name>; they are invisible until that commit (invariant 6).
+	pending map[string]map[int]map[string]string
+	// newFrom is, per partition, the first offset that was not in the
+	// topic when Start began: only restart requests from there on are
+	// news; older ones were handled (or not) before this worker started.
+	newFrom map[int32]int64
+	// loggers carries cluster-wide log levels to their handler (loggers.go).
+	loggers loggerLevels
+}
+
+// NewConfigLog creates a reader and writer of the config topic; opts carry
+// the connection settings.
+func NewConfigLog(opts []kgo.Opt, topic string, log zerolog.Logger) (*ConfigLog, error) {
+	c := &ConfigLog{
+		topic:   topic,
+		log:     log.With().Str("topic", topic).Logger(),
+		changes: make(chan struct{}, 1),
+		configs: make(map[string]map[string]string),
+		targets: make(map[string]TargetState),
+		tasks:   make(map[string][]map[string]string),
+		pending: make(map[string]map[int]map[string]string),
+	}
+	all := append(append([]kgo.Opt(nil), opts...),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedRecords(10000),
+	)
+	t, err := topics.NewTailer(all, topic, c.apply)
+	if err != nil {
+		return nil, fmt.Errorf("config topic: %w", err)
+	}
+	c.t = t
+	c.restarts = newRestartQueue()
+	return c, nil
+}
+
+// Start tails the topic and returns once the snapshot holds everything the
+// topic held when Start was called.
+func (c *ConfigLog) Start(ctx context.Context) error {
+	c.mu.Lock()
+	listed := c.newFrom != nil
+	c.mu.Unlock()
+	if !listed {
+		// Listed before tailing begins, so that no record can be
+		// applied before the tailer knows whether it is news.
+		ends, err := c.t.EndOffsets(ctx)
+		if err != nil {
+			return fmt.Errorf("config topic: %w", err)
+		}
+		c.mu.Lock()
+		if c.newFrom == nil {
+			c.newFrom = ends
+		}
+		c.mu.Unlock()
+	}
+	if err := c.t.Start(ctx); err != nil {
+		return fmt.Errorf("config topic: %w", err)
+	}
+	return nil
+}
+
+// ReadToEnd returns once the snapshot holds every record the topic held
+// when it was called: the group leader reads to the end before it assigns.
+func (c *ConfigLog) ReadToEnd(ctx context.Context) error {
+	if err := c.t.WaitForEnd(ctx); err != nil {
+		return fmt.Errorf("config topic: %w", err)
+	}
+	return nil
+}
+
+// Close stops tailing, closes the client and closes the Restarts channel.
+func (c *ConfigLog) Close() {
+	c.t.Close()
+	c.restarts.close()
+}
+
+// Changes receives a value after changes were applied to the snapshot.
+// Sends are coalesced: one value may stand for many changes, so a receiver
+// reads Snapshot afterwards rather than counting.
+func (c *ConfigLog) Changes() <-chan struct{} { return c.changes }
+
+// Restarts delivers the restart requests read after Start began, in the
+// order they were read. The channel holds restartBuffer requests; beyond
+// that, requests wait in a queue holding at most one (merged) request per
+// connector, so nothing is dropped and memory stays bounded by the number
+// of connectors. The channel is closed by Close.
+func (c *ConfigLog) Restarts() <-chan RestartRequest { return c.restarts.out }
+
+// Snapshot is a deep copy of the state read so far.
+func (c *ConfigLog) Snapshot() Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Snapshot{Offset: c.next, Connectors: make(map[string]*Connector, len(c.configs))}
+	for name, cfg := range c.configs {
+		conn := &Connector{Name: name, Config: maps.Clone(cfg), TargetState: Started}
+		if ts, ok := c.targets[name]; ok {
+			conn.TargetState = ts
+		}
+		if tasks := c.tasks[name]; tasks != nil {
+			conn.Tasks = make([]map[string]string, len(tasks))
+			for i, tc := range tasks {
+				conn.Tasks[i] = maps.Clone(tc)
+			}
+		}
+		s.Connectors[name] = conn
+	}
+	return s
+}
+
+func (c *ConfigLog) apply(r *kgo.Record) {
+	c.mu.Lock()
+	if r.Offset+1 > c.next {
+		c.next = r.Offset + 1
+	}
+	restart, err := c.applyLocked(r)
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Warn().Err(err).Str("key", string(r.Key)).Int32("partition", r.Partition).
+			Int64("offset", r.Offset).Msg("skipping config record")
+	}
+	if restart != nil {
+		c.restarts.push(*restart)
+	}
+	c.loggers.deliver()
+	select {
+	case c.changes <- struct{}{}:
+	default:
+	}
+}
+
+// applyLocked applies one record and returns a restart request to deliver.
+func (c *ConfigLog) applyLocked(r *kgo.Record) (*RestartRequest, error) {
+	key := string(r.Key)
+	switch {
+	case strings.HasPrefix(key, connectorPrefix):
+		name := key[len(connectorPrefix):]
+		if r.Value == nil {
+			// The target state goes too, so that a connector
+			// re-created under this name starts STARTED even if
+			// the target-state tombstone is missing.
+			delete(c.configs, name)
+			delete(c.tasks, name)
+			delete(c.pending, name)
+			delete(c.targets, name)
+			return nil, nil
+		}
+		props, err := parseProperties(r.Value)
+		if err != nil {
+			return nil, err
+		}
+		c.configs[name] = props
+
+	case strings.HasPrefix(key, targetStatePrefix):
+		name := key[len(targetStatePrefix):]
+		if r.Value == nil {
+			delete(c.targets, name)
+			return nil, nil
+		}
+		ts, err := parseTargetState(r.Value)
+		if err != nil {
+			return nil, err
+		}
+		c.targets[name] = ts
+
+	case strings.HasPrefix(key, taskPrefix):
+		name, n, err := splitTaskKey(key[len(taskPrefix):])
+		if err != nil {
+			return nil, err
+		}
+		if r.Value == nil {
+			return nil, errors.New("task config tombstone")
+		}
+		props, err := parseProperties(r.Value)
+		if err != nil {
+			return nil, err
+		}
+		if c.pending[name] == nil {
+			c.pending[name] = make(map[int]map[string]string)
+		}
+		c.pending[name][n] = props
+
+	case strings.HasPrefix(key, commitPrefix):
+		name := key[len(commitPrefix):]
+		if r.Value == nil {
+			return nil, errors.New("commit tombstone")
+		}
+		var v struct {
+			Tasks *int `json:"tasks"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return nil, fmt.Errorf("commit value: %w", err)
+		}
+		if v.Tasks == nil || *v.Tasks < 0 {
+			return nil, errors.New(`commit value has no valid "tasks" count`)
+		}
+		return nil, c.commitLocked(name, *v.Tasks)
+
+	case strings.HasPrefix(key, restartPrefix):
+		name := key[len(restartPrefix):]
+		if r.Value == nil {
+			return nil, nil // compaction cleanup; nothing to restart
+		}
+		var req RestartRequest
+		if err := json.Unmarshal(r.Value, &req); err != nil {
+			return nil, fmt.Errorf("restart request value: %w", err)
+		}
+		req.Connector = name
+		if from, known := c.newFrom[r.Partition]; known && r.Offset >= from {
+			return &req, nil
+		}
+
+	case strings.HasPrefix(key, loggerClusterPrefix):
+		return nil, c.loggerLevelLocked(r, key[len(loggerClusterPrefix):])
+
+	default:
+		for _, p := range ignoredConfigPrefixes {
+			if strings.HasPrefix(key, p) {
+				return nil, nil
+			}
+		}
+		return nil, errors.New("unknown key")
+	}
+	return nil, nil
+}
+
+// commitLocked makes the pending task configs of name visible if they are
+// complete.
+func (c *ConfigLog) commitLocked(name string, n int) error {
+	pending := c.pending[name]
+	// As Connect: whether applied or not, the records before this commit
+	// are done with; a later commit needs a complete fresh set.
+	delete(c.pending, name)
+	// Invariant 6: task configs become visible only with a commit whose
+	// count N is matched by task records 0..N-1 written since the
+	// previous commit; a commit missing any of them is ignored whole,
+	// so no mix of old and new task configs is ever visible.
+	tasks := make([]map[string]string, n)
+	for i := range n {
+		tc, ok := pending[i]
+		if !ok {
+			return fmt.Errorf("inconsistent task configs of connector %q: commit of %d task(s) without task %d; ignoring it", name, n, i)
+		}
+		tasks[i] = tc
+	}
+	c.tasks[name] = tasks
+	return nil
+}
+
+// splitTaskKey splits "<name>-<n>"; names may contain '-', numbers cannot.
+func splitTaskKey(s string) (string, int, error) {
+	i := strings.LastIndexByte(s, '-')
+	if i <= 0 {
+		return "", 0, errors.New("task key without <connector>-<n>")
+	}
+	digits := s[i+1:]
+	n, err := strconv.Atoi(digits)
+	if err != nil || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return "", 0, fmt.Errorf("task key with bad task number %q", digits)
+	}
+	return s[:i], n, nil
+}
+
+// parseProperties reads {"properties":{...}}. Values that are not strings
+// (a hand-written record may hold numbers or booleans) become their JSON
+// text; nulls are dropped.
+func parseProperties(value []byte) (map[string]string, error) {
+	var v struct {
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, fmt.Errorf("properties value: %w", err)
+	}
+	if v.Properties == nil {
+		return nil, errors.New(`value has no "properties" object`)
+	}
+	props := make(map[string]string, len(v.Properties))
+	for k, val := range v.Properties {
+		switch x := val.(type) {
+		case nil:
+		case string:
+			props[k] = x
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return nil, fmt.Errorf("property %q: %w", k, err)
+			}
+			props[k] = string(b)
+		}
+	}
+	return props, nil
+}
+
+// parseTargetState prefers "state.v2", which Connect added for STOPPED and
+// writes next to a "state" that older readers understand.
+func parseTargetState(value []byte) (TargetState, error) {
+	var v struct {
+		State   string `json:"state"`
+		StateV2 string `json:"state.v2"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return "", fmt.Errorf("target state value: %w", err)
+	}
+	for _, s := range []string{v.StateV2, v.State} {
+		switch TargetState(s) {
+		case Started, Paused, Stopped:
+			return TargetState(s), nil
+		}
+	}
+	return "", fmt.Errorf("unknown target state %q / %q", v.State, v.StateV2)
+}
+
+// write produces recs to partition 0 in order and returns once the tailer
+// has applied the last of them.
+func (c *ConfigLog) write(ctx context.Context, what string, recs ...*kgo.Record) error {
+	for _, r := range recs {
+		r.Topic = c.topic
+		r.Partition = 0
+	}
+	if err := produceAll(ctx, c.t.Client(), recs...); err != nil {
+		return fmt.Errorf("config topic %q: writing %s: %w", c.topic, what, err)
+	}
+	last := recs[len(recs)-1]
+	if err := c.t.WaitPosition(ctx, last.Partition, last.Offset); err != nil {
+		return fmt.Errorf("config topic %q: %s written but not yet read back: %w", c.topic, what, err)
+	}
+	return nil
+}
+
+func propertiesValue(props map[string]string) ([]byte, error) {
+	if props == nil {
+		props = map[string]string{}
+	}
+	return json.Marshal(map[string]any{"properties": props})
+}
+
+// PutConnectorConfig writes connector-<name> -> {"properties":{...}}.
+func (c *ConfigLog) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
+	v, err := propertiesValue(config)
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, "config of connector "+strconv.Quote(name),
+		&kgo.Record{Key: []byte(connectorPrefix + name), Value: v})
+}
+
+// PutTargetState writes target-state-<name>. For STOPPED, "state" says
+// PAUSED, as Connect writes it for readers that predate "state.v2".
+func (c *ConfigLog) PutTargetState(ctx context.Context, name string, s TargetState) error {
+	legacy := s
+	switch s {
+	case Started, Paused:
+	case Stopped:
+		legacy = Paused
+	default:
+		return fmt.Errorf("unknown target state %q", s)
+	}
+	v, err := json.Marshal(map[string]string{"state": string(legacy), "state.v2": string(s)})
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, "target state of connector "+strconv.Quote(name),
+		&kgo.Record{Key: []byte(targetStatePrefix + name), Value: v})
+}
+
+// PutTaskConfigs writes task-<name>-<n> for every task, then commit-<name>
+// -> {"tasks":N}, all in order on the one partition. An empty tasks writes
+// only the commit, which empties the task list.
+func (c *ConfigLog) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
+	recs := make([]*kgo.Record, 0, len(tasks)+1)
+	for i, tc := range tasks {
+		v, err := propertiesValue(tc)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%s%s-%d", taskPrefix, name, i), Value: v})
+	}
+	commit, err := json.Marshal(map[string]int{"tasks": len(tasks)})
+	if err != nil {
+		return err
+	}
+	recs = append(recs, &kgo.Record{Key: []byte(commitPrefix + name), Value: commit})
+	return c.write(ctx, fmt.Sprintf("%d task config(s) of connector %q", len(tasks), name), recs...)
+}
+
+// DeleteConnector tombstones connector-<name> and target-state-<name>, as
+// Connect does.
+func (c *ConfigLog) DeleteConnector(ctx context.Context, name string) error {
+	return c.write(ctx, "deletion of connector "+strconv.Quote(name),
+		&kgo.Record{Key: []byte(connectorPrefix + name)},
+		&kgo.Record{Key: []byte(targetStatePrefix + name)})
+}
+
+// RequestRestart writes restart-connector-<name>.
+func (c *ConfigLog) RequestRestart(ctx context.Context, r RestartRequest) error {
+	v, err := json.Marshal(map[string]bool{"include-tasks": r.IncludeTasks, "only-failed": r.OnlyFailed})
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, "restart request of connector "+strconv.Quote(r.Connector),
+		&kgo.Record{Key: []byte(restartPrefix + r.Connector), Value: v})
+}

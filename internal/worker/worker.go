@@ -1,0 +1,575 @@
+// Package worker assembles one Sluice worker: the Kafka clients, the state
+// topics, the actor runtime that runs connectors and tasks, and the REST
+// server. cmd/sluice starts it; tests start several in one process.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/builtin"
+	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
+	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/cluster/group"
+	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/loglevel"
+	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/rest"
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/topics"
+)
+
+// Config is a worker's configuration. Zero values take Kafka Connect's
+// defaults where Connect has one.
+type Config struct {
+	// Cluster names the cluster: the prefix of the internal topics (and,
+	// with distributed mode, the Kafka group id).
+	Cluster   string
+	WorkerID  string
+	Bootstrap []string
+	// RESTAddr is where the REST API listens (host:port; ":0" picks a port).
+	RESTAddr string
+
+	// Internal topics, as Connect's config.storage.topic etc.; empty means
+	// <cluster>-configs, <cluster>-offsets, <cluster>-status.
+	ConfigTopic, OffsetsTopic, StatusTopic string
+	OffsetsPartitions, StatusPartitions    int32 // 25 and 5
+	// ReplicationFactor of the internal topics; -1 (the default) takes the
+	// broker's default.replication.factor.
+	ReplicationFactor int16
+
+	// Props are worker-level connector defaults (key.converter,
+	// value.converter and their sub-keys).
+	Props map[string]string
+
+	OffsetFlushInterval time.Duration // offset.flush.interval.ms, default 1 s
+	// GossipBind is where memberlist listens (host:port; default
+	// 127.0.0.1:0). Workers find each other's gossip addresses through the
+	// Kafka group; Join lists seeds to contact at once.
+	GossipBind, GossipAdvertise string
+	Join                        []string
+	// Failure detection tuning (memberlist); zero values take a LAN tuning
+	// that notices a kill -9 in under a second on loopback.
+	ProbeInterval, ProbeTimeout time.Duration
+	SuspicionMult               int
+
+	// Group timing: session.timeout.ms (10 s), heartbeat.interval.ms
+	// (1 s here, 3 s in Connect) and rebalance.timeout.ms (60 s).
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+	Backoff                                             actors.Backoff
+	Registry                                            *connectors.Registry
+	// KafkaOpts are extra client options (TLS, SASL, ...).
+	KafkaOpts []kgo.Opt
+	Version   string
+	// Loggers are the process's named loggers: each component logs
+	// through its own (see internal/loglevel for the names) and
+	// /admin/loggers changes their levels at run time. Nil makes a
+	// registry over Log with Log's level at the root; it does not manage
+	// zerolog's global level, which suits tests that run several workers.
+	Loggers *loglevel.Registry
+	// Log is where a worker without Loggers writes.
+	Log zerolog.Logger
+}
+
+// logger is the logger of a component of this worker: the named logger,
+// with the worker's id on every event.
+func (c *Config) logger(name string) zerolog.Logger {
+	return c.Loggers.Logger(name).With().Str("worker", c.WorkerID).Logger()
+}
+
+func (c *Config) defaults() error {
+	if c.Cluster == "" {
+		return errors.New("cluster name is required")
+	}
+	if len(c.Bootstrap) == 0 {
+		return errors.New("at least one bootstrap broker is required")
+	}
+	if err := c.applyConnectKeys(); err != nil {
+		return err
+	}
+	if c.ConfigTopic == "" {
+		c.ConfigTopic = c.Cluster + "-configs"
+	}
+	if c.OffsetsTopic == "" {
+		c.OffsetsTopic = c.Cluster + "-offsets"
+	}
+	if c.StatusTopic == "" {
+		c.StatusTopic = c.Cluster + "-status"
+	}
+	if c.OffsetsPartitions == 0 {
+		c.OffsetsPartitions = 25
+	}
+	if c.StatusPartitions == 0 {
+		c.StatusPartitions = 5
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.Registry == nil {
+		c.Registry = builtin.Registry()
+	}
+	if c.Props == nil {
+		c.Props = map[string]string{}
+	}
+	if c.RESTAddr == "" {
+		c.RESTAddr = ":8083"
+	}
+	if c.Loggers == nil {
+		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
+	}
+	return nil
+}
+
+// applyConnectKeys takes Kafka Connect's worker keys for the internal topics
+// from Props where the typed field is unset, so a connect-distributed
+// properties file's settings carry over.
+func (c *Config) applyConnectKeys() error {
+	str := func(key string, dst *string) {
+		if v := strings.TrimSpace(c.Props[key]); v != "" && *dst == "" {
+			*dst = v
+		}
+	}
+	str("config.storage.topic", &c.ConfigTopic)
+	str("offset.storage.topic", &c.OffsetsTopic)
+	str("status.storage.topic", &c.StatusTopic)
+	num := func(key string, bits int, set func(int64)) error {
+		v := strings.TrimSpace(c.Props[key])
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, bits)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a number", key, v)
+		}
+		set(n)
+		return nil
+	}
+	var firstErr error
+	for _, e := range []error{
+		num("offset.storage.partitions", 32, func(n int64) {
+			if c.OffsetsPartitions == 0 {
+				c.OffsetsPartitions = int32(n)
+			}
+		}),
+		num("status.storage.partitions", 32, func(n int64) {
+			if c.StatusPartitions == 0 {
+				c.StatusPartitions = int32(n)
+			}
+		}),
+		num("offset.flush.interval.ms", 64, func(n int64) {
+			if c.OffsetFlushInterval == 0 {
+				c.OffsetFlushInterval = time.Duration(n) * time.Millisecond
+			}
+		}),
+	} {
+		if e != nil && firstErr == nil {
+			firstErr = e
+		}
+	}
+	for _, k := range []string{"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor"} {
+		if e := num(k, 16, func(n int64) {
+			if c.ReplicationFactor == 0 {
+				c.ReplicationFactor = int16(n)
+			}
+		}); e != nil && firstErr == nil {
+			firstErr = e
+		}
+	}
+	return firstErr
+}
+
+// Worker is a running worker.
+type Worker struct {
+	cfg  Config
+	log  zerolog.Logger
+	http *http.Server
+	ln   net.Listener
+
+	ready     atomic.Bool
+	clusterID atomic.Value // string, once Kafka answered
+	startMu   sync.Mutex
+	startErr  error
+
+	ctl      *control.Controller
+	adm      *kadm.Client
+	admCl    *kgo.Client
+	producer *kgo.Client
+	configs  *state.ConfigLog
+	statuses *state.StatusLog
+	offsets  *offsets.SourceStore
+	runtime  *actors.Runtime
+
+	gossip       *gossip.Gossip
+	actors       *actorcluster.Node
+	members      *membership
+	memberCancel context.CancelFunc
+	memberDone   chan struct{}
+
+	cancel   context.CancelFunc
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+// Start listens on the REST address at once (answering 503 while starting),
+// then connects to Kafka in the background, retrying with backoff while the
+// brokers are unreachable, and starts running connectors once it has read
+// the state topics. Errors that retrying cannot fix (a bad topic config) end
+// the start: Err reports them and Done closes.
+func Start(cfg Config) (*Worker, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.RESTAddr)
+	if err != nil {
+		return nil, fmt.Errorf("REST API cannot listen on %s: %w", cfg.RESTAddr, err)
+	}
+	if cfg.WorkerID == "" {
+		cfg.WorkerID = advertised(ln.Addr().String())
+	}
+	log := cfg.logger(loglevel.Worker)
+	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{})}
+	w.members = &membership{w: w}
+
+	if err := w.build(); err != nil {
+		w.closeClients()
+		ln.Close()
+		return nil, err
+	}
+	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.ctl, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Err(err).Msg("REST server stopped")
+		}
+	}()
+	log.Info().Str("rest", ln.Addr().String()).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go w.startup(ctx)
+	return w, nil
+}
+
+// build makes the Kafka clients, the state stores and the control plane;
+// none of them talks to Kafka yet.
+func (w *Worker) build() error {
+	kopts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID)}, w.cfg.KafkaOpts...)
+	var err error
+	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	w.adm = kadm.NewClient(w.admCl)
+	if w.configs, err = state.NewConfigLog(kopts, w.cfg.ConfigTopic, w.cfg.logger(loglevel.State)); err != nil {
+		return err
+	}
+	w.configs.OnLoggerLevel(w.applyClusterLogLevel)
+	if w.statuses, err = state.NewStatusLog(kopts, w.cfg.StatusTopic, w.cfg.logger(loglevel.State)); err != nil {
+		return err
+	}
+	tracking, err := state.ParseTopicTracking(w.cfg.Props)
+	if err != nil {
+		return err
+	}
+	w.statuses.SetTopicTracking(tracking)
+	if w.offsets, err = offsets.NewSourceStore(kopts, w.cfg.OffsetsTopic); err != nil {
+		return err
+	}
+	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
+	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
+		return err
+	}
+
+	ctl, err := control.New(control.Options{
+		Configs: w.configs, Statuses: w.statuses, Plugins: w.cfg.Registry,
+		Converters:      converters.Classes(),
+		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
+		WorkerID:        w.cfg.WorkerID,
+		Version:         w.cfg.Version,
+		Ready:           w.ready.Load,
+		KafkaClusterIDFunc: func() string {
+			id, _ := w.clusterID.Load().(string)
+			return id
+		},
+		Loggers: loggersBackend{Registry: w.cfg.Loggers, configs: w.configs},
+		Offsets: offsets.NewConnectorOffsets(w.offsets, w.adm),
+		Topics:  w.statuses,
+		// The leader asks the worker that runs a task to restart it.
+		RestartTask: w.members.restartTaskOn,
+	})
+	if err != nil {
+		return err
+	}
+	w.ctl = ctl
+	bind := w.cfg.GossipBind
+	if bind == "" {
+		bind = "127.0.0.1:0"
+	}
+	if w.gossip, err = gossip.Start(gossip.Config{
+		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String())},
+		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join,
+		ProbeInterval: w.cfg.ProbeInterval, ProbeTimeout: w.cfg.ProbeTimeout, SuspicionMult: w.cfg.SuspicionMult,
+		OnGone: w.removeGone, Log: w.cfg.logger(loglevel.Gossip),
+	}); err != nil {
+		return err
+	}
+	w.members.member = group.New(group.Config{
+		Group: w.cfg.Cluster, WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String()),
+		Gossip:         w.gossip.Addr(),
+		Client:         w.admCl,
+		SessionTimeout: w.cfg.SessionTimeout, HeartbeatInterval: w.cfg.HeartbeatInterval, RebalanceTimeout: w.cfg.RebalanceTimeout,
+		Log: w.cfg.logger(loglevel.Group),
+	}, w.members)
+	return nil
+}
+
+// loggersBackend serves /admin/loggers: this worker's loggers, and the
+// config topic for levels that every worker applies.
+type loggersBackend struct {
+	*loglevel.Registry
+	configs *state.ConfigLog
+}
+
+func (b loggersBackend) PutLoggerLevel(ctx context.Context, namespace, level string) error {
+	return b.configs.PutLoggerLevel(ctx, namespace, level)
+}
+
+// applyClusterLogLevel applies a cluster-wide level read from the config
+// topic, as Connect's workers do. The writer validated it; a record with a
+// bad level (written by hand, or by a newer version) is skipped.
+func (w *Worker) applyClusterLogLevel(l state.LoggerLevel) {
+	level, err := loglevel.ParseLevel(l.Level)
+	if err != nil {
+		w.log.Warn().Err(err).Str("namespace", l.Namespace).Msg("ignoring a cluster-wide log level from the config topic")
+		return
+	}
+	changed := w.cfg.Loggers.Set(l.Namespace, level)
+	w.log.Info().Str("namespace", l.Namespace).Str("log_level", loglevel.LevelName(level)).Strs("loggers", changed).
+		Msg("applied a cluster-wide log level")
+}
+
+// checkRuntimeKeys validates the runtime keys the control package does not
+// know about: converter classes and their settings, and transforms, which
+// this version does not run (refusing them beats silently ignoring them).
+func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *connectors.ConfigError {
+	ce := &connectors.ConfigError{}
+	if _, err := converters.Resolve(c, workerProps, true); err != nil {
+		ce.Add("key.converter", err.Error())
+	}
+	if _, err := converters.Resolve(c, workerProps, false); err != nil {
+		ce.Add("value.converter", err.Error())
+	}
+	for _, k := range []string{"transforms", "predicates"} {
+		if strings.TrimSpace(c[k]) != "" {
+			ce.Add(k, "single message transforms and predicates are not supported by this version of Sluice yet; remove the key")
+		}
+	}
+	if len(ce.Errors) == 0 {
+		return nil
+	}
+	return ce
+}
+
+func advertised(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// RESTAddr is the address the REST API listens on.
+func (w *Worker) RESTAddr() string { return w.ln.Addr().String() }
+
+// ID is the worker id.
+func (w *Worker) ID() string { return w.cfg.WorkerID }
+
+// Ready reports whether the worker has read its state and runs connectors.
+func (w *Worker) Ready() bool { return w.ready.Load() }
+
+// Done is closed when the worker's start failed for good or it stopped.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Err is the reason the start failed, if it did.
+func (w *Worker) Err() error {
+	w.startMu.Lock()
+	defer w.startMu.Unlock()
+	return w.startErr
+}
+
+func (w *Worker) startup(ctx context.Context) {
+	err := w.connect(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Error().Err(err).Msg("worker cannot start")
+			w.startMu.Lock()
+			w.startErr = err
+			w.startMu.Unlock()
+			w.doneOnce.Do(func() { close(w.done) })
+		}
+		return
+	}
+	// The membership outlives ctx: at shutdown the worker leaves its group
+	// only after its tasks stopped and flushed their offsets.
+	mctx, mcancel := context.WithCancel(context.Background())
+	w.memberCancel = mcancel
+	go func() {
+		defer close(w.memberDone)
+		_ = w.members.member.Run(mctx)
+	}()
+	w.members.follow(ctx)
+}
+
+// connect waits for Kafka, creates and reads the state topics, and starts
+// the actor runtime.
+func (w *Worker) connect(ctx context.Context) error {
+	cfg := w.cfg
+	b := actors.Backoff{Initial: 500 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.1}
+	for attempt := 1; ; attempt++ {
+		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		meta, err := w.adm.BrokerMetadata(mctx)
+		cancel()
+		if err == nil {
+			w.clusterID.Store(meta.Cluster)
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		delay := b.Delay(attempt)
+		w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+			Msg("Kafka is unreachable; retrying")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := topics.EnsureTopics(tctx, w.adm,
+		topics.TopicSpec{Name: cfg.ConfigTopic, Partitions: 1, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+		topics.TopicSpec{Name: cfg.OffsetsTopic, Partitions: cfg.OffsetsPartitions, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+		topics.TopicSpec{Name: cfg.StatusTopic, Partitions: cfg.StatusPartitions, ReplicationFactor: cfg.ReplicationFactor, Compact: true},
+	)
+	if err != nil {
+		return fmt.Errorf("internal topics: %w", err)
+	}
+	for _, s := range []interface{ Start(context.Context) error }{w.configs, w.statuses, w.offsets} {
+		if err := s.Start(tctx); err != nil {
+			return err
+		}
+	}
+	var topics actors.TopicRecorder // nil: tasks record nothing
+	if w.statuses.TopicTrackingEnabled() {
+		topics = w.statuses
+	}
+	rt, err := actors.NewRuntime(actors.Options{
+		Topics:   topics,
+		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
+		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.members,
+		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
+		Producer:  w.producer, Admin: w.adm,
+		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,
+		Log: cfg.logger(loglevel.Actors),
+	})
+	if err != nil {
+		return err
+	}
+	w.runtime = rt
+	host, _, _ := net.SplitHostPort(w.gossip.Addr())
+	if w.actors, err = actorcluster.Start(actorcluster.Config{
+		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip,
+		Info: w.members.info, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Stop stops the REST API, then every task (flushing offsets), leaves the
+// group, and closes the Kafka clients.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.cancel()
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_ = w.http.Shutdown(hctx)
+	cancel()
+	var errs []error
+	if w.runtime != nil {
+		if err := w.runtime.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if w.memberCancel != nil {
+		w.memberCancel() // leave the group: the tasks that stopped move at once
+		select {
+		case <-w.memberDone:
+		case <-ctx.Done():
+		}
+	}
+	if w.actors != nil {
+		w.actors.Shutdown()
+	}
+	if w.gossip != nil {
+		w.gossip.Leave()
+	}
+	if err := w.statuses.Flush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("status flush: %w", err))
+	}
+	w.closeClients()
+	w.doneOnce.Do(func() { close(w.done) })
+	w.log.Info().Msg("worker stopped")
+	return errors.Join(errs...)
+}
+
+// removeGone removes a worker that gossip lost from the Kafka group by its
+// instance id, so the group rebalances now rather than after the session
+// timeout (fast failover). A worker that is back already (restarted with
+// its id) is left alone. If gossip was wrong and the worker lives, it is
+// fenced, stops its tasks and rejoins (invariant 3): safe, only slower.
+func (w *Worker) removeGone(workerID string) {
+	if workerID == w.cfg.WorkerID || w.gossip.IsAlive(workerID) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := group.LeaveByInstance(ctx, w.admCl, w.cfg.Cluster, workerID); err != nil {
+		w.log.Warn().Err(err).Str("peer", workerID).Msg("could not remove a gone worker from the group; the session timeout will")
+		return
+	}
+	w.log.Info().Str("peer", workerID).Msg("removed a gone worker from the group: its work moves now")
+}
+
+func (w *Worker) closeClients() {
+	if w.producer != nil {
+		w.producer.Close()
+	}
+	if w.configs != nil {
+		w.configs.Close()
+	}
+	if w.statuses != nil {
+		w.statuses.Close()
+	}
+	if w.offsets != nil {
+		w.offsets.Close()
+	}
+	if w.admCl != nil {
+		w.admCl.Close()
+	}
+}
