@@ -11,12 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/actors"
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // env is one Sluice worker without its REST API (the benchmarks do not

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/connectors/postgres"
+	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/admin"
 	"github.com/sluice-io/sluice/internal/controlpb"
-	"github.com/sluice-io/sluice/connectors"
 )
 
 // Exit codes of the admin commands, for scripts.

@@ -9,8 +9,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // connectorActor runs a Connector instance: Start, TaskConfigs whenever the

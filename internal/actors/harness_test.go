@@ -13,11 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // env is one worker's runtime on an embedded broker, with the real state

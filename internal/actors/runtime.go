@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // OffsetStore is where source offsets live (the offsets topic).

@@ -11,9 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // countingRecorder counts the calls that reach the recorder.

@@ -16,8 +16,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
-	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
 // ClientConfig says how to reach a cluster.

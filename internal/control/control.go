@@ -13,9 +13,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // ConfigStore is the config topic as the control plane uses it

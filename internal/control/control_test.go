@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/state"
-	"github.com/sluice-io/sluice/connectors"
 )
 
 func TestCreateThenRead(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/loglevel"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // loggersBackend is a worker's registry over the real config log, as the

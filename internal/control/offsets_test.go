@@ -13,9 +13,9 @@ import (
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
-	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/state"
 )
 
 // offsetsEnv is a Controller with the real offsets backend, over the real

@@ -13,9 +13,9 @@ import (
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
+	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
-	"github.com/sluice-io/sluice/internal/loglevel"
 )
 
 // levelsBackend is a worker's registry over the real config log, with the

@@ -13,9 +13,9 @@ import (
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
-	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/rest"
 )
 
 // offsetsServer serves the REST API over a Controller with the real

@@ -20,9 +20,9 @@ import (
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/admin"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
+	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
-	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/state"
 )
 

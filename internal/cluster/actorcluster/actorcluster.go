@@ -21,8 +21,8 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
 // AdminName is the name of every worker's admin actor.

@@ -10,8 +10,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
 func node(t *testing.T, id string, join ...string) (*Node, *gossip.Gossip) {
