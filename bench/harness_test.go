@@ -132,7 +132,7 @@ func (e *env) deleteConnector(ctx context.Context, name string) error {
 func (e *env) runningTasks(name string) int {
 	n := 0
 	for _, st := range e.statuses.Tasks(name) {
-		if st.State == state.Running {
+		if st.State == state.StateRunning {
 			n++
 		}
 	}
@@ -143,7 +143,7 @@ func (e *env) runningTasks(name string) int {
 // a benchmark waiting for a failed task would otherwise only time out.
 func (e *env) failedTrace(name string) string {
 	for n, st := range e.statuses.Tasks(name) {
-		if st.State == state.Failed {
+		if st.State == state.StateFailed {
 			return fmt.Sprintf("task %d failed: %s", n, st.Trace)
 		}
 	}

@@ -108,6 +108,14 @@ type SourceTask interface {
 	Close() error
 }
 
+// TaskID names one task of a connector: the unit of work the runtime
+// assigns to a worker, reports status for and restarts. Its JSON is Kafka
+// Connect's ({"connector": "...", "task": 0}).
+type TaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
 // SourceTaskContext is the runtime as a SourceTask sees it.
 type SourceTaskContext interface {
 	ConnectorName() string

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -67,8 +68,8 @@ func TestSourceDeliversEverySequenceAndCommitsOffsets(t *testing.T) {
 	e := newEnv(t)
 	hooksFor("src").records = 1000
 	e.create("src", withConv(map[string]string{"name": "src", "connector.class": "test.TestSource", "topic": e.topic("src-out"), "tasks.max": "2"}))
-	e.waitTaskState("src", 0, state.Running)
-	e.waitTaskState("src", 1, state.Running)
+	e.waitTaskState("src", 0, state.StateRunning)
+	e.waitTaskState("src", 1, state.StateRunning)
 	recs := e.readTopic(e.topic("src-out"), 2000)
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -88,7 +89,7 @@ func TestSourceDeliversEverySequenceAndCommitsOffsets(t *testing.T) {
 			return nil
 		})
 	}
-	if st, _ := e.statuses.Connector("src"); st.State != state.Running || st.WorkerID != "w1" {
+	if st, _ := e.statuses.Connector("src"); st.State != state.StateRunning || st.WorkerID != "w1" {
 		t.Fatalf("connector status %+v", st)
 	}
 }
@@ -136,7 +137,7 @@ func TestSourceNeverCommitsUnacknowledgedOffsets(t *testing.T) {
 	})
 	e.create("ack", withConv(map[string]string{"name": "ack", "connector.class": "test.TestSource", "topic": e.topic("ack-out"), "tasks.max": "1"}))
 	eventually(t, 20*time.Second, "the task fails on the refused produce", func() error {
-		if st := e.taskState("ack", 0); st.State != state.Failed {
+		if st := e.taskState("ack", 0); st.State != state.StateFailed {
 			return fmt.Errorf("state %s", st.State)
 		}
 		return nil
@@ -194,7 +195,7 @@ func TestPanickingTaskRestartsAndWorkerCarriesOn(t *testing.T) {
 		if n := len(history); n == 0 || history[n-1] != string(st.State) {
 			history = append(history, string(st.State))
 		}
-		if st.State == state.Failed && strings.Contains(st.Trace, "test panic") && strings.Contains(st.Trace, "goroutine") {
+		if st.State == state.StateFailed && strings.Contains(st.Trace, "test panic") && strings.Contains(st.Trace, "goroutine") {
 			sawTrace = true
 		}
 		h.mu.Lock()
@@ -202,7 +203,7 @@ func TestPanickingTaskRestartsAndWorkerCarriesOn(t *testing.T) {
 		h.mu.Unlock()
 		// The status read back may still be the RUNNING of the instance
 		// that panicked last: wait for the fourth instance too.
-		if left > 0 || opened < 4 || st.State != state.Running || !sawTrace {
+		if left > 0 || opened < 4 || st.State != state.StateRunning || !sawTrace {
 			return fmt.Errorf("history %v, panics left %d, opened %d", history, left, opened)
 		}
 		return nil
@@ -218,7 +219,7 @@ func TestPanickingTaskRestartsAndWorkerCarriesOn(t *testing.T) {
 		t.Fatalf("task opened %d times, want >= 4 (1 + 3 restarts)", opened)
 	}
 	// The other connector was never disturbed.
-	if st := e.taskState("steady", 0); st.State != state.Running {
+	if st := e.taskState("steady", 0); st.State != state.StateRunning {
 		t.Fatalf("steady task %+v", st)
 	}
 	if n := len(e.readTopic(e.topic("steady-out"), 1000)); n < 1000 {
@@ -234,7 +235,7 @@ func TestFailingOpenIsRetriedAndReported(t *testing.T) {
 	e.create("opener", withConv(map[string]string{"name": "opener", "connector.class": "test.TestSource", "topic": e.topic("opener-out")}))
 	eventually(t, 20*time.Second, "FAILED with the reason", func() error {
 		st := e.taskState("opener", 0)
-		if st.State == state.Failed && strings.Contains(st.Trace, "open refused by the test") {
+		if st.State == state.StateFailed && strings.Contains(st.Trace, "open refused by the test") {
 			return nil
 		}
 		h := hooksFor("opener")
@@ -245,7 +246,7 @@ func TestFailingOpenIsRetriedAndReported(t *testing.T) {
 		}
 		return fmt.Errorf("state %+v", st)
 	})
-	e.waitTaskState("opener", 0, state.Running)
+	e.waitTaskState("opener", 0, state.StateRunning)
 }
 
 // Invariant 8: a task stuck inside connector code (ignoring its deadline)
@@ -256,11 +257,11 @@ func TestStuckConnectorCodeDoesNotBlockActors(t *testing.T) {
 	h := hooksFor("stuck")
 	h.blockPoll = block
 	e.create("stuck", withConv(map[string]string{"name": "stuck", "connector.class": "test.TestSource", "topic": e.topic("stuck-out")}))
-	e.waitTaskState("stuck", 0, state.Running)
-	e.setTarget("stuck", state.Paused)
-	e.waitTaskState("stuck", 0, state.PausedS)
+	e.waitTaskState("stuck", 0, state.StateRunning)
+	e.setTarget("stuck", state.TargetPaused)
+	e.waitTaskState("stuck", 0, state.StatePaused)
 	e.create("other", withConv(map[string]string{"name": "other", "connector.class": "test.TestSource", "topic": e.topic("other-out")}))
-	e.waitTaskState("other", 0, state.Running)
+	e.waitTaskState("other", 0, state.StateRunning)
 	if n := len(e.readTopic(e.topic("other-out"), 500)); n < 500 {
 		t.Fatalf("other connector produced %d records", n)
 	}
@@ -273,11 +274,11 @@ func TestStuckConnectorCodeDoesNotBlockActors(t *testing.T) {
 func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 	e := newEnv(t)
 	e.create("pz", withConv(map[string]string{"name": "pz", "connector.class": "test.TestSource", "topic": e.topic("pz-out")}))
-	e.waitTaskState("pz", 0, state.Running)
-	e.setTarget("pz", state.Paused)
-	e.waitTaskState("pz", 0, state.PausedS)
+	e.waitTaskState("pz", 0, state.StateRunning)
+	e.setTarget("pz", state.TargetPaused)
+	e.waitTaskState("pz", 0, state.StatePaused)
 	eventually(t, 10*time.Second, "connector PAUSED", func() error {
-		if st, _ := e.statuses.Connector("pz"); st.State != state.PausedS {
+		if st, _ := e.statuses.Connector("pz"); st.State != state.StatePaused {
 			return fmt.Errorf("%+v", st)
 		}
 		return nil
@@ -305,8 +306,8 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 	if after := count(); after != before {
 		t.Fatalf("paused task kept producing: offset %d -> %d", before, after)
 	}
-	e.setTarget("pz", state.Started)
-	e.waitTaskState("pz", 0, state.Running)
+	e.setTarget("pz", state.TargetStarted)
+	e.waitTaskState("pz", 0, state.StateRunning)
 	eventually(t, 10*time.Second, "progress after resume", func() error {
 		if c := count(); c <= before {
 			return fmt.Errorf("offset still %d", c)
@@ -319,18 +320,18 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 func TestStopEmptiesTaskConfigs(t *testing.T) {
 	e := newEnv(t)
 	e.create("st", withConv(map[string]string{"name": "st", "connector.class": "test.TestSource", "topic": e.topic("st-out"), "tasks.max": "2"}))
-	e.waitTaskState("st", 1, state.Running)
-	e.setTarget("st", state.Stopped)
+	e.waitTaskState("st", 1, state.StateRunning)
+	e.setTarget("st", state.TargetStopped)
 	eventually(t, 10*time.Second, "STOPPED with no tasks", func() error {
 		c := e.configs.Snapshot().Connectors["st"]
 		st, _ := e.statuses.Connector("st")
-		if st.State != state.StoppedS || c == nil || len(c.Tasks) != 0 {
+		if st.State != state.StateStopped || c == nil || len(c.Tasks) != 0 {
 			return fmt.Errorf("status %+v, tasks %v", st, c)
 		}
 		return nil
 	})
-	e.setTarget("st", state.Started)
-	e.waitTaskState("st", 1, state.Running)
+	e.setTarget("st", state.TargetStarted)
+	e.waitTaskState("st", 1, state.StateRunning)
 }
 
 // Invariant 1 (sink): consumer offsets are committed only for records the
@@ -394,7 +395,7 @@ func TestSinkCommitsOnlyWrittenRecords(t *testing.T) {
 func TestStopFlushesAcknowledgedOffsets(t *testing.T) {
 	e := newEnv(t)
 	e.create("gs", withConv(map[string]string{"name": "gs", "connector.class": "test.TestSource", "topic": e.topic("gs-out")}))
-	e.waitTaskState("gs", 0, state.Running)
+	e.waitTaskState("gs", 0, state.StateRunning)
 	time.Sleep(300 * time.Millisecond)
 	e.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -427,7 +428,7 @@ func TestStopFlushesAcknowledgedOffsets(t *testing.T) {
 func TestRestartOnRequest(t *testing.T) {
 	e := newEnv(t)
 	e.create("rs", withConv(map[string]string{"name": "rs", "connector.class": "test.TestSource", "topic": e.topic("rs-out")}))
-	e.waitTaskState("rs", 0, state.Running)
+	e.waitTaskState("rs", 0, state.StateRunning)
 	h := hooksFor("rs")
 	opened := func() int {
 		h.mu.Lock()
@@ -447,7 +448,7 @@ func TestRestartOnRequest(t *testing.T) {
 		}
 		return nil
 	})
-	e.waitTaskState("rs", 0, state.Running)
+	e.waitTaskState("rs", 0, state.StateRunning)
 }
 
 // WaitStopped returns only once a revoked task's pipeline has closed, even
@@ -456,18 +457,18 @@ func TestRestartOnRequest(t *testing.T) {
 func TestWaitStoppedWaitsForThePipeline(t *testing.T) {
 	e := newEnv(t)
 	e.create("ws", withConv(map[string]string{"name": "ws", "connector.class": "test.TestSource", "topic": e.topic("ws-out")}))
-	e.waitTaskState("ws", 0, state.Running)
+	e.waitTaskState("ws", 0, state.StateRunning)
 	e.cancel() // stop following the config topic: the test drives the runtime
-	id := state.TaskID{Connector: "ws", Task: 0}
+	id := connectors.TaskID{Connector: "ws", Task: 0}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := e.rt.WaitStopped(ctx, []state.TaskID{id}); err == nil {
+	if err := e.rt.WaitStopped(ctx, []connectors.TaskID{id}); err == nil {
 		t.Fatal("WaitStopped returned while the task runs")
 	}
 	e.rt.Apply(&Assignment{Generation: 2, Work: map[string]*ConnectorWork{}})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
-	if err := e.rt.WaitStopped(ctx2, []state.TaskID{id}); err != nil {
+	if err := e.rt.WaitStopped(ctx2, []connectors.TaskID{id}); err != nil {
 		t.Fatal(err)
 	}
 	h := hooksFor("ws")
@@ -482,10 +483,10 @@ func TestWaitStoppedWaitsForThePipeline(t *testing.T) {
 // Connect (KIP-980); a connector paused later keeps its tasks, paused.
 func TestCreatedPausedHasNoTasksUntilResumed(t *testing.T) {
 	e := newEnv(t)
-	e.setTarget("cp", state.Paused)
+	e.setTarget("cp", state.TargetPaused)
 	e.create("cp", withConv(map[string]string{"name": "cp", "connector.class": "test.TestSource", "topic": e.topic("cp-out")}))
 	eventually(t, 20*time.Second, "connector PAUSED", func() error {
-		if st, _ := e.statuses.Connector("cp"); st.State != state.PausedS {
+		if st, _ := e.statuses.Connector("cp"); st.State != state.StatePaused {
 			return fmt.Errorf("%+v", st)
 		}
 		return nil
@@ -494,6 +495,6 @@ func TestCreatedPausedHasNoTasksUntilResumed(t *testing.T) {
 	if tasks := e.configs.Snapshot().Connectors["cp"].Tasks; len(tasks) != 0 {
 		t.Fatalf("connector created PAUSED has %d task config(s), want none until resumed", len(tasks))
 	}
-	e.setTarget("cp", state.Started)
-	e.waitTaskState("cp", 0, state.Running)
+	e.setTarget("cp", state.TargetStarted)
+	e.waitTaskState("cp", 0, state.StateRunning)
 }

@@ -35,7 +35,7 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 		l.inc.starts++
 		l.gen = l.inc.starts
 		if l.gen > 1 {
-			l.report(l.work, state.Restarting)
+			l.report(l.work, state.StateRestarting)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		l.cancel = cancel
@@ -82,9 +82,9 @@ func (l *lifecycle) stop() {
 
 func (l *lifecycle) reportRunState() {
 	if l.inc.gate.paused() {
-		l.report(l.work, state.PausedS)
+		l.report(l.work, state.StatePaused)
 	} else {
-		l.report(l.work, state.Running)
+		l.report(l.work, state.StateRunning)
 	}
 }
 

@@ -11,13 +11,12 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
-	"github.com/sluice-io/sluice/internal/state"
 )
 
 // taskRun is one incarnation of a task's pipeline, run on its own goroutine.
 type taskRun struct {
 	rt         *Runtime
-	id         state.TaskID
+	id         connectors.TaskID
 	connConfig map[string]string
 	taskConfig map[string]string
 	gate       *gate

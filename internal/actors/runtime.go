@@ -28,7 +28,7 @@ type OffsetStore interface {
 // actors make them from Receive.
 type StatusReporter interface {
 	PutConnector(name string, st state.Status)
-	PutTask(id state.TaskID, st state.Status)
+	PutTask(id connectors.TaskID, st state.Status)
 	DeleteConnector(name string, tasks int)
 }
 
@@ -168,7 +168,7 @@ func (r *Runtime) Restart(connector string, includeTasks, onlyFailed bool) {
 func (r *Runtime) RestartTask(connector string, task int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped || !r.isLive(taskKey(state.TaskID{Connector: connector, Task: task})) {
+	if r.stopped || !r.isLive(taskKey(connectors.TaskID{Connector: connector, Task: task})) {
 		return false
 	}
 	r.system.Root.Send(r.worker, &restart{connector: connector, task: task, onlyTask: true})
@@ -179,7 +179,7 @@ func (r *Runtime) RestartTask(connector string, task int) bool {
 // actor of it is alive and its pipeline (with its last offset flush) has
 // ended. A revoking worker waits for this before it rejoins its group, so a
 // task never runs on two workers at once (invariant 4).
-func (r *Runtime) WaitStopped(ctx context.Context, tasks []state.TaskID) error {
+func (r *Runtime) WaitStopped(ctx context.Context, tasks []connectors.TaskID) error {
 	for {
 		busy := ""
 		for _, t := range tasks {
@@ -199,7 +199,7 @@ func (r *Runtime) WaitStopped(ctx context.Context, tasks []state.TaskID) error {
 	}
 }
 
-func taskKey(t state.TaskID) string { return t.Connector + "/" + strconv.Itoa(t.Task) }
+func taskKey(t connectors.TaskID) string { return t.Connector + "/" + strconv.Itoa(t.Task) }
 
 func (r *Runtime) setLive(key string, delta int) {
 	r.liveMu.Lock()

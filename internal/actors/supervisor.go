@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -67,7 +68,7 @@ func (s *supervisor) Receive(c actor.Context) {
 	case *ConnectorWork:
 		s.reconcile(c, m)
 	case *taskConfigsComputed:
-		if s.work != nil && s.work.Target == state.Paused && len(s.work.Committed) == 0 {
+		if s.work != nil && s.work.Target == state.TargetPaused && len(s.work.Committed) == 0 {
 			s.held = m.configs
 			return
 		}
@@ -118,7 +119,7 @@ func (s *supervisor) reportFailure(pid *actor.PID, reason any, delay time.Durati
 	if s.work != nil {
 		gen = s.work.Generation
 	}
-	st := s.rt.status(state.Failed, fmt.Sprintf("%s\n\nSluice restarts it in %s.", trace, delay.Round(time.Millisecond)), gen)
+	st := s.rt.status(state.StateFailed, fmt.Sprintf("%s\n\nSluice restarts it in %s.", trace, delay.Round(time.Millisecond)), gen)
 	log := s.log.Error().Err(err).Dur("restart_in", delay)
 	if ch.task < 0 {
 		log.Msg("connector failed")
@@ -126,7 +127,7 @@ func (s *supervisor) reportFailure(pid *actor.PID, reason any, delay time.Durati
 		return
 	}
 	log.Int("task", ch.task).Msg("task failed")
-	s.rt.opts.Status.PutTask(state.TaskID{Connector: s.name, Task: ch.task}, st)
+	s.rt.opts.Status.PutTask(connectors.TaskID{Connector: s.name, Task: ch.task}, st)
 }
 
 func describe(reason any) (error, string) {
@@ -159,7 +160,7 @@ func (s *supervisor) forget(pid *actor.PID) {
 func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 	prev := s.work
 	s.work = w
-	stopped := w.Target == state.Stopped
+	stopped := w.Target == state.TargetStopped
 
 	// The connector actor: runs while assigned here and not STOPPED; a
 	// config change restarts it, so it splits the new config.
@@ -167,15 +168,15 @@ func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 		s.stopChild(c, s.connector)
 		s.held = nil // the next connector instance computes its own split
 	}
-	if s.held != nil && w.Target == state.Started {
+	if s.held != nil && w.Target == state.TargetStarted {
 		s.maybeWriteTaskConfigs(c, s.held)
 		s.held = nil
 	}
 	if w.RunConnector && !stopped && s.connector == nil {
 		s.connector = s.spawn(c, -1, w.Config)
 	}
-	if w.RunConnector && stopped && (prev == nil || prev.Target != state.Stopped || len(w.Committed) > 0) {
-		s.rt.opts.Status.PutConnector(s.name, s.rt.status(state.StoppedS, "", w.Generation))
+	if w.RunConnector && stopped && (prev == nil || prev.Target != state.TargetStopped || len(w.Committed) > 0) {
+		s.rt.opts.Status.PutConnector(s.name, s.rt.status(state.StateStopped, "", w.Generation))
 		// A stopped connector has no tasks: empty its task configs, as
 		// Connect does, so they are not restarted anywhere.
 		if len(w.Committed) > 0 {
@@ -198,7 +199,7 @@ func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 		}
 	}
 	// Every live child learns the target state.
-	paused := w.Target == state.Paused
+	paused := w.Target == state.TargetPaused
 	for _, ch := range s.byPID {
 		c.Send(ch.pid, &setTarget{paused: paused, generation: w.Generation})
 	}
@@ -216,7 +217,7 @@ func (s *supervisor) stopChild(c actor.Context, ch *child) {
 }
 
 func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) *child {
-	ch := &child{task: task, config: config, state: &incarnation{gate: newGate(s.work.Target == state.Paused)}}
+	ch := &child{task: task, config: config, state: &incarnation{gate: newGate(s.work.Target == state.TargetPaused)}}
 	w := s.work
 	var props *actor.Props
 	var name string
@@ -225,7 +226,7 @@ func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) 
 		props = actor.PropsFromProducer(func() actor.Actor { return newConnectorActor(s.rt, w, ch.state) })
 	} else {
 		name = "task-" + strconv.Itoa(task)
-		id := state.TaskID{Connector: s.name, Task: task}
+		id := connectors.TaskID{Connector: s.name, Task: task}
 		s.rt.setLive(taskKey(id), 1) // until the actor's final Stopped
 		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, config, ch.state) })
 	}
@@ -298,7 +299,7 @@ func (s *supervisor) restart(c actor.Context, r *restart) {
 		return
 	}
 	reader, _ := s.rt.opts.Status.(StatusReader)
-	failed := func(st state.Status, ok bool) bool { return ok && st.State == state.Failed }
+	failed := func(st state.Status, ok bool) bool { return ok && st.State == state.StateFailed }
 	if s.connector != nil && s.work != nil {
 		if !r.onlyFailed || (reader != nil && failed(reader.Connector(s.name))) {
 			s.log.Info().Msg("restarting connector on request")

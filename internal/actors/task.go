@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -40,12 +41,12 @@ type pipelineEnded struct {
 type taskActor struct {
 	lifecycle
 	rt     *Runtime
-	id     state.TaskID
+	id     connectors.TaskID
 	config map[string]string
 	log    zerolog.Logger
 }
 
-func newTaskActor(rt *Runtime, id state.TaskID, work *ConnectorWork, config map[string]string, inc *incarnation) *taskActor {
+func newTaskActor(rt *Runtime, id connectors.TaskID, work *ConnectorWork, config map[string]string, inc *incarnation) *taskActor {
 	a := &taskActor{
 		rt: rt, id: id, config: config,
 		log: rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
@@ -60,7 +61,7 @@ func (a *taskActor) Receive(c actor.Context) {
 	}
 	switch c.Message().(type) {
 	case *actor.Stopping:
-		a.report(a.work, state.Unassigned)
+		a.report(a.work, state.StateUnassigned)
 	case *actor.Stopped:
 		a.rt.setLive(taskKey(a.id), -1)
 	}

@@ -59,7 +59,7 @@ func TestBadRecordFailsTaskWithoutTolerance(t *testing.T) {
 	e.create("strict", jsonSink("strict", e.topic("mixed-none"), nil))
 	eventually(t, 20*time.Second, "FAILED naming the bad record", func() error {
 		st := e.taskState("strict", 0)
-		if st.State == state.Failed && strings.Contains(st.Trace, e.topic("mixed-none")+"-0@5") {
+		if st.State == state.StateFailed && strings.Contains(st.Trace, e.topic("mixed-none")+"-0@5") {
 			return nil
 		}
 		return fmt.Errorf("%+v", st)
@@ -121,7 +121,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		}
 		return nil
 	})
-	if st := e.taskState("lenient", 0); st.State != state.Running {
+	if st := e.taskState("lenient", 0); st.State != state.StateRunning {
 		t.Fatalf("lenient task %+v", st)
 	}
 }
@@ -135,7 +135,7 @@ func TestUnconvertibleSourceRecordIsNotCommitted(t *testing.T) {
 	e.create("badconv", map[string]string{"name": "badconv", "connector.class": "test.TestSource", "topic": e.topic("badconv-out"),
 		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"})
 	eventually(t, 20*time.Second, "FAILED naming the conversion", func() error {
-		if st := e.taskState("badconv", 0); st.State != state.Failed || !strings.Contains(st.Trace, "convert value") {
+		if st := e.taskState("badconv", 0); st.State != state.StateFailed || !strings.Contains(st.Trace, "convert value") {
 			return fmt.Errorf("%+v", st)
 		}
 		return nil

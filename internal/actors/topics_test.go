@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/state"
@@ -45,7 +46,7 @@ func (c *countingRecorder) snapshot() map[string]int {
 }
 
 func newTestTaskTopics(ctx context.Context, rec TopicRecorder) *taskTopics {
-	r := &taskRun{rt: &Runtime{opts: Options{Topics: rec}}, id: state.TaskID{Connector: "c", Task: 3}}
+	r := &taskRun{rt: &Runtime{opts: Options{Topics: rec}}, id: connectors.TaskID{Connector: "c", Task: 3}}
 	return r.newTaskTopics(ctx)
 }
 
@@ -212,8 +213,8 @@ func TestSourceRecordsItsTopic(t *testing.T) {
 	h.records = 1000
 	out := e.topic("tracked-src-out")
 	e.create("tracked-src", withConv(map[string]string{"name": "tracked-src", "connector.class": "test.TestSource", "topic": out, "tasks.max": "2"}))
-	e.waitTaskState("tracked-src", 0, state.Running)
-	e.waitTaskState("tracked-src", 1, state.Running)
+	e.waitTaskState("tracked-src", 0, state.StateRunning)
+	e.waitTaskState("tracked-src", 1, state.StateRunning)
 	e.readTopic(out, 2000)
 	e.waitActiveTopics("tracked-src", out)
 	if n, _ := e.topicRecordCount("tracked-src", out); n != 1 {
@@ -271,7 +272,7 @@ func TestSinkRecordsTheTopicsItConsumes(t *testing.T) {
 	}
 	e.create("tracked-sink", withConv(map[string]string{"name": "tracked-sink", "connector.class": "test.TestSink",
 		"topics": in1 + "," + in2}))
-	e.waitTaskState("tracked-sink", 0, state.Running)
+	e.waitTaskState("tracked-sink", 0, state.StateRunning)
 	// Only the topic a record came from counts, not every subscribed one.
 	e.waitActiveTopics("tracked-sink", in1)
 	if err := e.client.ProduceSync(ctx, &kgo.Record{Topic: in2, Value: []byte("0:50")}).FirstErr(); err != nil {

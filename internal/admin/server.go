@@ -19,15 +19,11 @@ import (
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
-	"github.com/sluice-io/sluice/internal/rest"
 )
-
-// Controller is the control plane the admin actor serves: the REST API's.
-type Controller = rest.Controller
 
 // Server answers admin requests on one worker.
 type Server struct {
-	C Controller
+	C control.API
 	// WorkerID names this worker in forwarded requests.
 	WorkerID string
 	// Leader reports whether this worker leads its group, and otherwise
@@ -186,7 +182,7 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 		v, err := c.Offsets(ctx, op.GetOffsets.GetConnector())
 		return ok, v, err
 	case *controlpb.AdminRequest_AlterOffsets:
-		offs, err := rest.ParseOffsets(op.AlterOffsets.GetOffsetsJson())
+		offs, err := control.ParseOffsets(op.AlterOffsets.GetOffsetsJson())
 		if err != nil {
 			return 0, nil, badRequest("%v", err)
 		}

@@ -180,9 +180,9 @@ func (c *Controller) typeOf(config map[string]string) string {
 }
 
 func (c *Controller) info(conn *state.Connector) ConnectorInfo {
-	tasks := make([]TaskID, len(conn.Tasks))
+	tasks := make([]connectors.TaskID, len(conn.Tasks))
 	for i := range conn.Tasks {
-		tasks[i] = TaskID{Connector: conn.Name, Task: i}
+		tasks[i] = connectors.TaskID{Connector: conn.Name, Task: i}
 	}
 	cfg := maps.Clone(conn.Config)
 	if cfg == nil {
@@ -225,7 +225,7 @@ func (c *Controller) Tasks(name string) ([]TaskInfo, error) {
 		if cfg == nil {
 			cfg = map[string]string{}
 		}
-		out[i] = TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: cfg}
+		out[i] = TaskInfo{ID: connectors.TaskID{Connector: name, Task: i}, Config: cfg}
 	}
 	return out, nil
 }
@@ -233,8 +233,8 @@ func (c *Controller) Tasks(name string) ([]TaskInfo, error) {
 // observed maps a status record to what REST shows. No record, or one left
 // by a deleted earlier connector of the same name, means nobody runs it yet.
 func observed(s state.Status, ok bool) (st, worker, trace string) {
-	if !ok || s.State == "" || s.State == state.Destroyed {
-		return string(state.Unassigned), "", ""
+	if !ok || s.State == "" || s.State == state.StateDestroyed {
+		return string(state.StateUnassigned), "", ""
 	}
 	return string(s.State), s.WorkerID, s.Trace
 }

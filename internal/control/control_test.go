@@ -21,7 +21,7 @@ func TestCreateThenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCfg := controltest.SourceConfig("name", "src")
-	want := control.ConnectorInfo{Name: "src", Config: wantCfg, Tasks: []control.TaskID{}, Type: "source"}
+	want := control.ConnectorInfo{Name: "src", Config: wantCfg, Tasks: []connectors.TaskID{}, Type: "source"}
 	if !reflect.DeepEqual(info, want) {
 		t.Fatalf("Create = %+v, want %+v", info, want)
 	}
@@ -52,7 +52,7 @@ func TestCreateThenRead(t *testing.T) {
 	if !reflect.DeepEqual(st, wantSt) {
 		t.Fatalf("Status = %+v, want %+v", st, wantSt)
 	}
-	if ts := e.Configs.Snapshot().Connectors["src"].TargetState; ts != state.Started {
+	if ts := e.Configs.Snapshot().Connectors["src"].TargetState; ts != state.TargetStarted {
 		t.Fatalf("target state %s, want STARTED", ts)
 	}
 }
@@ -85,9 +85,9 @@ func TestCreateWritesTargetStateBeforeConfig(t *testing.T) {
 		initial control.InitialState
 		want    state.TargetState
 	}{
-		{"PAUSED", state.Paused},
-		{"stopped", state.Stopped},
-		{"RUNNING", state.Started},
+		{"PAUSED", state.TargetPaused},
+		{"stopped", state.TargetStopped},
+		{"RUNNING", state.TargetStarted},
 	} {
 		t.Run(string(tc.initial), func(t *testing.T) {
 			e := controltest.NewEnv(t)
@@ -190,12 +190,12 @@ func TestPutConfigCreatesThenUpdates(t *testing.T) {
 	if err != nil || created {
 		t.Fatalf("second PutConfig: created %v, %v", created, err)
 	}
-	wantTasks := []control.TaskID{{Connector: "c", Task: 0}, {Connector: "c", Task: 1}}
+	wantTasks := []connectors.TaskID{{Connector: "c", Task: 0}, {Connector: "c", Task: 1}}
 	if info.Config["topic"] != "other" || !reflect.DeepEqual(info.Tasks, wantTasks) {
 		t.Fatalf("second PutConfig = %+v", info)
 	}
 	snap := e.Configs.Snapshot().Connectors["c"]
-	if snap.Config["topic"] != "other" || snap.TargetState != state.Paused {
+	if snap.Config["topic"] != "other" || snap.TargetState != state.TargetPaused {
 		t.Fatalf("after update: config %v, target %s; want topic=other, still PAUSED", snap.Config, snap.TargetState)
 	}
 	n := len(e.Configs.Calls())
@@ -215,15 +215,15 @@ func TestTasksAndStatuses(t *testing.T) {
 	if err := e.Configs.PutTaskConfigs(ctx(t), "c", []map[string]string{{"task": "0"}, {"task": "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	e.Statuses.PutConnector("c", state.Status{State: state.Running, WorkerID: "w1:8083", Generation: 1})
-	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 0}, state.Status{State: state.Failed, Trace: "boom", WorkerID: "w2:8083", Generation: 1})
+	e.Statuses.PutConnector("c", state.Status{State: state.StateRunning, WorkerID: "w1:8083", Generation: 1})
+	e.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 0}, state.Status{State: state.StateFailed, Trace: "boom", WorkerID: "w2:8083", Generation: 1})
 	// A status for a task beyond the committed ones is stale and not shown.
-	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 5}, state.Status{State: state.Running, WorkerID: "w2:8083", Generation: 1})
+	e.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 5}, state.Status{State: state.StateRunning, WorkerID: "w2:8083", Generation: 1})
 
 	tasks, err := e.C.Tasks("c")
 	wantTasks := []control.TaskInfo{
-		{ID: control.TaskID{Connector: "c", Task: 0}, Config: map[string]string{"task": "0"}},
-		{ID: control.TaskID{Connector: "c", Task: 1}, Config: map[string]string{"task": "1"}},
+		{ID: connectors.TaskID{Connector: "c", Task: 0}, Config: map[string]string{"task": "0"}},
+		{ID: connectors.TaskID{Connector: "c", Task: 1}, Config: map[string]string{"task": "1"}},
 	}
 	if err != nil || !reflect.DeepEqual(tasks, wantTasks) {
 		t.Fatalf("Tasks = %+v, %v", tasks, err)
@@ -255,7 +255,7 @@ func TestTasksAndStatuses(t *testing.T) {
 	}
 	// A connector status left by a deleted connector of the same name
 	// does not describe the new one.
-	e.Statuses.PutConnector("c", state.Status{State: state.Destroyed, WorkerID: "w1:8083", Generation: 2})
+	e.Statuses.PutConnector("c", state.Status{State: state.StateDestroyed, WorkerID: "w1:8083", Generation: 2})
 	if st, _ := e.C.Status("c"); st.Connector != (control.StateInfo{State: "UNASSIGNED"}) {
 		t.Fatalf("after DESTROYED: connector %+v, want UNASSIGNED", st.Connector)
 	}
@@ -279,7 +279,7 @@ func TestDelete(t *testing.T) {
 	if _, err := e.C.Create(ctx(t), "c", controltest.SourceConfig(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != state.Started {
+	if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != state.TargetStarted {
 		t.Fatalf("recreated connector: target %s, want STARTED", ts)
 	}
 }
@@ -290,18 +290,18 @@ func TestPauseResumeIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := func() state.TargetState { return e.Configs.Snapshot().Connectors["c"].TargetState }
-	if target() != state.Stopped {
+	if target() != state.TargetStopped {
 		t.Fatalf("created STOPPED, target %s", target())
 	}
 	for _, step := range []struct {
 		op   func() error
 		want state.TargetState
 	}{
-		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
-		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
-		{func() error { return e.C.Pause(ctx(t), "c") }, state.Paused},
-		{func() error { return e.C.Pause(ctx(t), "c") }, state.Paused},
-		{func() error { return e.C.Resume(ctx(t), "c") }, state.Started},
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.TargetStarted},
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.TargetStarted},
+		{func() error { return e.C.Pause(ctx(t), "c") }, state.TargetPaused},
+		{func() error { return e.C.Pause(ctx(t), "c") }, state.TargetPaused},
+		{func() error { return e.C.Resume(ctx(t), "c") }, state.TargetStarted},
 	} {
 		if err := step.op(); err != nil {
 			t.Fatal(err)

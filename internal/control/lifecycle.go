@@ -52,7 +52,7 @@ func (c *Controller) patch(ctx context.Context, conn *state.Connector, patch map
 // configs are emptied, and it stays STOPPED until resumed. Stopping a
 // stopped connector is not an error.
 func (c *Controller) Stop(ctx context.Context, name string) error {
-	return c.setTarget(ctx, name, state.Stopped)
+	return c.setTarget(ctx, name, state.TargetStopped)
 }
 
 // Restart asks the workers to restart connector name and, with
@@ -77,13 +77,13 @@ func (c *Controller) Restart(ctx context.Context, name string, includeTasks, onl
 	if err != nil {
 		return ConnectorStatus{}, err
 	}
-	restarting := string(state.Restarting)
-	if !onlyFailed || st.Connector.State == string(state.Failed) {
+	restarting := string(state.StateRestarting)
+	if !onlyFailed || st.Connector.State == string(state.StateFailed) {
 		st.Connector.State, st.Connector.Trace = restarting, ""
 	}
 	if includeTasks {
 		for i := range st.Tasks {
-			if !onlyFailed || st.Tasks[i].State == string(state.Failed) {
+			if !onlyFailed || st.Tasks[i].State == string(state.StateFailed) {
 				st.Tasks[i].State, st.Tasks[i].Trace = restarting, ""
 			}
 		}
@@ -106,7 +106,7 @@ func (c *Controller) RestartTask(ctx context.Context, name string, task int) err
 		return errorf(http.StatusNotImplemented, "Task restarts need a worker of a cluster; this control plane has none")
 	}
 	st, ok := c.o.Statuses.Tasks(name)[task]
-	if !ok || st.WorkerID == "" || st.State == state.Unassigned || st.State == state.Destroyed {
+	if !ok || st.WorkerID == "" || st.State == state.StateUnassigned || st.State == state.StateDestroyed {
 		return notAssigned(name, task)
 	}
 	runs, err := c.o.RestartTask(ctx, st.WorkerID, name, task)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/state"
@@ -62,7 +63,7 @@ func TestStopIsIdempotent(t *testing.T) {
 		if err := e.C.Stop(ctx(t), "c"); err != nil {
 			t.Fatal(err)
 		}
-		if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != state.Stopped {
+		if ts := e.Configs.Snapshot().Connectors["c"].TargetState; ts != state.TargetStopped {
 			t.Fatalf("target %s, want STOPPED", ts)
 		}
 	}
@@ -79,9 +80,9 @@ func TestRestartPlansAndRequests(t *testing.T) {
 	if err := e.Configs.PutTaskConfigs(ctx(t), "c", []map[string]string{{}, {}}); err != nil {
 		t.Fatal(err)
 	}
-	e.Statuses.PutConnector("c", state.Status{State: state.Running, WorkerID: "w1", Generation: 1})
-	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 0}, state.Status{State: state.Failed, Trace: "boom", WorkerID: "w2", Generation: 1})
-	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 1}, state.Status{State: state.Running, WorkerID: "w1", Generation: 1})
+	e.Statuses.PutConnector("c", state.Status{State: state.StateRunning, WorkerID: "w1", Generation: 1})
+	e.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 0}, state.Status{State: state.StateFailed, Trace: "boom", WorkerID: "w2", Generation: 1})
+	e.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 1}, state.Status{State: state.StateRunning, WorkerID: "w1", Generation: 1})
 	states := func(st control.ConnectorStatus) []string {
 		out := []string{st.Connector.State}
 		for _, ts := range st.Tasks {
@@ -152,7 +153,7 @@ func TestRestartTaskAsksTheWorkerThatRunsIt(t *testing.T) {
 	if err := c.RestartTask(ctx(t), "c", 1); code(err) != http.StatusConflict {
 		t.Fatalf("unassigned task: %v, want 409", err)
 	}
-	e.Statuses.PutTask(state.TaskID{Connector: "c", Task: 1}, state.Status{State: state.Failed, WorkerID: "w2:8083", Generation: 1})
+	e.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 1}, state.Status{State: state.StateFailed, WorkerID: "w2:8083", Generation: 1})
 	if err := c.RestartTask(ctx(t), "c", 1); err != nil {
 		t.Fatal(err)
 	}

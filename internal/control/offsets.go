@@ -328,7 +328,7 @@ func (c *Controller) beginOffsets(ctx context.Context, name string) (OffsetsBack
 	if !ok {
 		return fail(notFound(name))
 	}
-	if conn.TargetState != state.Stopped || len(conn.Tasks) != 0 {
+	if conn.TargetState != state.TargetStopped || len(conn.Tasks) != 0 {
 		return fail(notStopped(name))
 	}
 	return b, conn, wctx, done, nil

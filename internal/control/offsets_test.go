@@ -144,7 +144,7 @@ func TestOffsetsChangesNeedStoppedWithoutTasks(t *testing.T) {
 		t.Fatalf("offsets: %v", got)
 	}
 
-	if err := e.Configs.PutTargetState(ctx(t), name, state.Paused); err != nil {
+	if err := e.Configs.PutTargetState(ctx(t), name, state.TargetPaused); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.C.AlterOffsets(ctx(t), name, change)
@@ -155,7 +155,7 @@ func TestOffsetsChangesNeedStoppedWithoutTasks(t *testing.T) {
 	if err := e.Configs.PutTaskConfigs(ctx(t), name, []map[string]string{{"task": "0"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Configs.PutTargetState(ctx(t), name, state.Stopped); err != nil {
+	if err := e.Configs.PutTargetState(ctx(t), name, state.TargetStopped); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.C.AlterOffsets(ctx(t), name, change)

@@ -1,5 +1,7 @@
 package control
 
+import "github.com/sluice-io/sluice/connectors"
+
 // The types below are Kafka Connect's REST shapes; their JSON tags are the
 // field names Connect's clients read.
 
@@ -17,23 +19,17 @@ type Health struct {
 	Code    int    `json:"-"`
 }
 
-// TaskID names a task as Connect's JSON does.
-type TaskID struct {
-	Connector string `json:"connector"`
-	Task      int    `json:"task"`
-}
-
 // ConnectorInfo is a connector's config and committed tasks.
 type ConnectorInfo struct {
-	Name   string            `json:"name"`
-	Config map[string]string `json:"config"`
-	Tasks  []TaskID          `json:"tasks"`
-	Type   string            `json:"type"`
+	Name   string              `json:"name"`
+	Config map[string]string   `json:"config"`
+	Tasks  []connectors.TaskID `json:"tasks"`
+	Type   string              `json:"type"`
 }
 
 // TaskInfo is one committed task config.
 type TaskInfo struct {
-	ID     TaskID            `json:"id"`
+	ID     connectors.TaskID `json:"id"`
 	Config map[string]string `json:"config"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -46,11 +47,11 @@ func (c *Controller) exists(name string) (*state.Connector, bool) {
 func targetOf(s InitialState) state.TargetState {
 	switch s {
 	case InitialPaused:
-		return state.Paused
+		return state.TargetPaused
 	case InitialStopped:
-		return state.Stopped
+		return state.TargetStopped
 	}
-	return state.Started
+	return state.TargetStarted
 }
 
 // Create validates config and creates connector name in the initial state.
@@ -79,7 +80,7 @@ func (c *Controller) Create(ctx context.Context, name string, config map[string]
 	if err := c.create(wctx, name, cfg, targetOf(st)); err != nil {
 		return ConnectorInfo{}, err
 	}
-	return ConnectorInfo{Name: name, Config: cfg, Tasks: []TaskID{}, Type: string(ev.plugin.Type)}, nil
+	return ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}, nil
 }
 
 // create writes the target state before the config: the config record is
@@ -115,10 +116,10 @@ func (c *Controller) PutConfig(ctx context.Context, name string, config map[stri
 	defer done()
 	conn, ok := c.exists(name)
 	if !ok {
-		if err := c.create(wctx, name, cfg, state.Started); err != nil {
+		if err := c.create(wctx, name, cfg, state.TargetStarted); err != nil {
 			return ConnectorInfo{}, false, err
 		}
-		return ConnectorInfo{Name: name, Config: cfg, Tasks: []TaskID{}, Type: string(ev.plugin.Type)}, true, nil
+		return ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}, true, nil
 	}
 	if err := c.o.Configs.PutConnectorConfig(wctx, name, cfg); err != nil {
 		return ConnectorInfo{}, false, storeError("writing the config of connector "+name, err)
@@ -141,13 +142,13 @@ func (c *Controller) Delete(ctx context.Context, name string) error {
 // Pause pauses connector name and its tasks; pausing a paused connector is
 // not an error.
 func (c *Controller) Pause(ctx context.Context, name string) error {
-	return c.setTarget(ctx, name, state.Paused)
+	return c.setTarget(ctx, name, state.TargetPaused)
 }
 
 // Resume runs connector name again, whether it was paused or stopped;
 // resuming a running connector is not an error.
 func (c *Controller) Resume(ctx context.Context, name string) error {
-	return c.setTarget(ctx, name, state.Started)
+	return c.setTarget(ctx, name, state.TargetStarted)
 }
 
 func (c *Controller) setTarget(ctx context.Context, name string, t state.TargetState) error {

@@ -3,13 +3,14 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/sluice-io/sluice/internal/control"
 )
 
 // errorBody is Connect's error shape.
@@ -71,7 +72,7 @@ func (h *handler) readObject(w http.ResponseWriter, r *http.Request) (map[string
 	if !ok {
 		return nil, false
 	}
-	obj, err := parseObject(body)
+	obj, err := control.ParseObject(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil, false
@@ -85,7 +86,7 @@ func (h *handler) readConfig(w http.ResponseWriter, r *http.Request) (map[string
 	if !ok {
 		return nil, false
 	}
-	obj, err := parseObject(body)
+	obj, err := control.ParseObject(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil, false
@@ -98,85 +99,11 @@ func (h *handler) readConfig(w http.ResponseWriter, r *http.Request) (map[string
 	return cfg, true
 }
 
-// parseObject parses body as exactly one JSON object, saying where it
-// fails: the line and column of a syntax error, the field of a wrong type.
-func parseObject(body []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return nil, malformed(body, err)
-	}
-	off := dec.InputOffset()
-	if _, err := dec.Token(); err != io.EOF {
-		for off < int64(len(body)) && strings.ContainsRune(" \t\r\n", rune(body[off])) {
-			off++
-		}
-		line, col := position(body, off)
-		return nil, fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): unexpected data after the JSON object", line, col, off)
-	}
-	if kind := kindOf(raw); kind != "an object" {
-		return nil, fmt.Errorf("Request body must be a JSON object, not %s", kind)
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, malformed(body, err)
-	}
-	return obj, nil
-}
-
-func malformed(body []byte, err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		// Offset counts the offending byte too; point at it.
-		off := max(se.Offset-1, 0)
-		line, col := position(body, off)
-		return fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): %v", line, col, off, err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		line, col := position(body, int64(len(body)))
-		return fmt.Errorf("Malformed JSON in request body at line %d, column %d (offset %d): unexpected end of input", line, col, len(body))
-	}
-	return fmt.Errorf("Malformed JSON in request body: %v", err)
-}
-
-// position turns a 0-based byte offset into a 1-based line and column.
-func position(body []byte, off int64) (line, col int) {
-	if off > int64(len(body)) {
-		off = int64(len(body))
-	}
-	before := body[:off]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return line, col
-}
-
-func kindOf(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "empty"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
 // configMap reads a config object. Values must be strings; numbers and
 // booleans are taken as their JSON text, as Connect's Jackson coerces them,
 // so that {"tasks.max": 2} works. Every bad value is named at once.
 func configMap(raw json.RawMessage, what string) (map[string]string, error) {
-	if kind := kindOf(raw); kind != "an object" {
+	if kind := control.JSONKind(raw); kind != "an object" {
 		return nil, fmt.Errorf("%s must be a JSON object of string values, not %s", what, kind)
 	}
 	var obj map[string]json.RawMessage
@@ -190,7 +117,7 @@ func configFromObject(obj map[string]json.RawMessage, what string) (map[string]s
 	cfg := make(map[string]string, len(obj))
 	var bad []string
 	for k, v := range obj {
-		switch kind := kindOf(v); kind {
+		switch kind := control.JSONKind(v); kind {
 		case "a string":
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
@@ -214,12 +141,12 @@ func configFromObject(obj map[string]json.RawMessage, what string) (map[string]s
 // optionalString reads a string field; absent and null are both absent.
 func optionalString(obj map[string]json.RawMessage, field string) (string, bool, error) {
 	raw, ok := obj[field]
-	if !ok || isNull(raw) {
+	if !ok || control.IsJSONNull(raw) {
 		return "", false, nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false, fmt.Errorf("Field %q must be a string, not %s", field, kindOf(raw))
+		return "", false, fmt.Errorf("Field %q must be a string, not %s", field, control.JSONKind(raw))
 	}
 	return s, true, nil
 }

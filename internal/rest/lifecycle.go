@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/sluice-io/sluice/internal/control"
 )
 
 // lifecycleRoutes are the writes that change a connector's config or
@@ -28,7 +30,7 @@ func (h *handler) patchConfig(w http.ResponseWriter, r *http.Request) {
 	patch := make(map[string]*string, len(obj))
 	set := map[string]json.RawMessage{}
 	for k, v := range obj {
-		if isNull(v) {
+		if control.IsJSONNull(v) {
 			patch[k] = nil
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/state"
 )
@@ -39,8 +40,8 @@ func TestStopAndRestartEndpoints(t *testing.T) {
 	if err := s.Configs.PutTaskConfigs(t.Context(), "c", []map[string]string{{}}); err != nil {
 		t.Fatal(err)
 	}
-	s.Statuses.PutConnector("c", state.Status{State: state.Running, WorkerID: "w1", Generation: 1})
-	s.Statuses.PutTask(state.TaskID{Connector: "c", Task: 0}, state.Status{State: state.Failed, WorkerID: "w1", Generation: 1})
+	s.Statuses.PutConnector("c", state.Status{State: state.StateRunning, WorkerID: "w1", Generation: 1})
+	s.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 0}, state.Status{State: state.StateFailed, WorkerID: "w1", Generation: 1})
 
 	if r := do(t, "POST", s.url+"/connectors/c/restart", ""); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("plain restart: %d %s, want 204", r.code, r.body)
@@ -63,7 +64,7 @@ func TestStopAndRestartEndpoints(t *testing.T) {
 	if r := do(t, "PUT", s.url+"/connectors/c/stop", ""); r.code != 204 {
 		t.Fatalf("stop: %d %s, want 204", r.code, r.body)
 	}
-	if ts := s.Configs.Snapshot().Connectors["c"].TargetState; ts != state.Stopped {
+	if ts := s.Configs.Snapshot().Connectors["c"].TargetState; ts != state.TargetStopped {
 		t.Fatalf("target %s after stop", ts)
 	}
 }

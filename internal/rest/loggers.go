@@ -1,20 +1,10 @@
 package rest
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/sluice-io/sluice/internal/control"
 )
-
-// LoggersController is what the log-level endpoints (KIP-495, KIP-976)
-// need of the control plane. SetLogger with scope cluster is a write to the
-// config topic: a follower's controller forwards it to the leader.
-type LoggersController interface {
-	Loggers() map[string]control.LoggerLevel
-	Logger(name string) (control.LoggerLevel, error)
-	SetLogger(ctx context.Context, name, level, scope string) (changed []string, err error)
-}
 
 func (h *handler) loggerRoutes() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{

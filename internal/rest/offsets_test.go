@@ -18,7 +18,7 @@ import (
 	"github.com/sluice-io/sluice/internal/rest"
 )
 
-// offsetsServer serves the REST API over a Controller with the real
+// offsetsServer serves the REST API over a control.API with the real
 // offsets backend on one broker.
 type offsetsServer struct {
 	env *kafkatest.Env

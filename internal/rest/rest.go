@@ -19,40 +19,17 @@ import (
 	"github.com/sluice-io/sluice/internal/control"
 )
 
-// Controller is what the REST API needs of the control plane;
-// *control.Controller implements it. Writes go through control.Writer so
-// that a writer forwarding to the leader can stand in for the local one.
-type Controller interface {
-	ServerInfo() control.ServerInfo
-	Health() control.Health
-	Connectors() ([]string, error)
-	Info(name string) (control.ConnectorInfo, error)
-	Config(name string) (map[string]string, error)
-	Tasks(name string) ([]control.TaskInfo, error)
-	Status(name string) (control.ConnectorStatus, error)
-	TaskStatus(name string, task int) (control.TaskState, error)
-	Plugins(connectorsOnly bool) []control.PluginInfo
-	PluginConfig(class string) ([]control.ConfigKeyInfo, error)
-	Validate(class string, config map[string]string) (control.ConfigInfos, error)
-	control.Writer
-	OffsetsController
-	TopicsController
-	LoggersController
-}
-
-var _ Controller = (*control.Controller)(nil)
-
 // MaxBodyBytes bounds a request body; connector configs are far smaller.
 const MaxBodyBytes = 1 << 20
 
 type handler struct {
-	c   Controller
+	c   control.API
 	log zerolog.Logger
 	mux *http.ServeMux
 }
 
 // NewHandler returns the REST API over c.
-func NewHandler(c Controller, log zerolog.Logger) http.Handler {
+func NewHandler(c control.API, log zerolog.Logger) http.Handler {
 	h := &handler{c: c, log: log, mux: http.NewServeMux()}
 	routes := map[string]http.HandlerFunc{
 		"GET /{$}":                                   h.root,
@@ -234,7 +211,7 @@ func (h *handler) createConnector(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rawCfg, present := obj["config"]
-	if !present || isNull(rawCfg) {
+	if !present || control.IsJSONNull(rawCfg) {
 		writeError(w, http.StatusBadRequest, `Request body is missing the "config" field; expected {"name": "...", "config": {...}}`)
 		return
 	}

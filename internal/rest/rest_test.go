@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/rest"
@@ -258,13 +259,13 @@ func TestCreateAccepts(t *testing.T) {
 		want                       state.TargetState
 	}{
 		// Connect coerces numbers and booleans to strings.
-		{"numbers", "/connectors", `{"name": "n", "config": {"connector.class": "TestSource", "topic": "t", "tasks.max": 2, "errors.log.enable": true}}`, "n", state.Started},
-		{"name from config", "/connectors", `{"config": {"name": "fromcfg", "connector.class": "TestSource", "topic": "t"}}`, "fromcfg", state.Started},
-		{"trailing slash", "/connectors/", createBody("slash", controltest.SourceConfig()), "slash", state.Started},
-		{"initial state", "/connectors", `{"name": "p", "config": {"connector.class": "TestSource", "topic": "t"}, "initial_state": "paused"}`, "p", state.Paused},
-		{"charset", "/connectors", createBody("cs", controltest.SourceConfig()), "cs", state.Started},
+		{"numbers", "/connectors", `{"name": "n", "config": {"connector.class": "TestSource", "topic": "t", "tasks.max": 2, "errors.log.enable": true}}`, "n", state.TargetStarted},
+		{"name from config", "/connectors", `{"config": {"name": "fromcfg", "connector.class": "TestSource", "topic": "t"}}`, "fromcfg", state.TargetStarted},
+		{"trailing slash", "/connectors/", createBody("slash", controltest.SourceConfig()), "slash", state.TargetStarted},
+		{"initial state", "/connectors", `{"name": "p", "config": {"connector.class": "TestSource", "topic": "t"}, "initial_state": "paused"}`, "p", state.TargetPaused},
+		{"charset", "/connectors", createBody("cs", controltest.SourceConfig()), "cs", state.TargetStarted},
 		// curl -d without -H sends no JSON type; a missing one is JSON.
-		{"no content type", "/connectors", createBody("nct", controltest.SourceConfig()), "nct", state.Started},
+		{"no content type", "/connectors", createBody("nct", controltest.SourceConfig()), "nct", state.TargetStarted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
@@ -333,7 +334,7 @@ func TestTasksAndTaskStatus(t *testing.T) {
 	if err := s.Configs.PutTaskConfigs(ctx, "c", []map[string]string{{"k": "v0"}, {"k": "v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.Statuses.PutTask(state.TaskID{Connector: "c", Task: 1}, state.Status{State: state.Failed, Trace: "trace", WorkerID: "w2", Generation: 3})
+	s.Statuses.PutTask(connectors.TaskID{Connector: "c", Task: 1}, state.Status{State: state.StateFailed, Trace: "trace", WorkerID: "w2", Generation: 3})
 
 	r := do(t, "GET", s.url+"/connectors/c/tasks", "")
 	want := []any{
@@ -447,10 +448,10 @@ func TestPauseResume(t *testing.T) {
 		path string
 		want state.TargetState
 	}{
-		{"/connectors/c/pause", state.Paused},
-		{"/connectors/c/pause", state.Paused},
-		{"/connectors/c/resume", state.Started},
-		{"/connectors/c/resume", state.Started},
+		{"/connectors/c/pause", state.TargetPaused},
+		{"/connectors/c/pause", state.TargetPaused},
+		{"/connectors/c/resume", state.TargetStarted},
+		{"/connectors/c/resume", state.TargetStarted},
 	} {
 		r := do(t, "PUT", s.url+step.path, "")
 		if r.code != 202 || len(r.body) != 0 {
@@ -601,7 +602,7 @@ func TestRequestsAreLoggedAtDebug(t *testing.T) {
 }
 
 // panicking fails inside the handler, as a bug would.
-type panicking struct{ rest.Controller }
+type panicking struct{ control.API }
 
 func (panicking) Info(string) (control.ConnectorInfo, error) { panic("bug") }
 

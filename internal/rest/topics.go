@@ -1,18 +1,8 @@
 package rest
 
 import (
-	"context"
 	"net/http"
-
-	"github.com/sluice-io/sluice/internal/control"
 )
-
-// TopicsController is Connect's topic tracking (KIP-558) as the REST API
-// needs it.
-type TopicsController interface {
-	Topics(name string) (map[string]control.ActiveTopics, error)
-	ResetTopics(ctx context.Context, name string) error
-}
 
 func (h *handler) topicRoutes() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{

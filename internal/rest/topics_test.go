@@ -14,7 +14,7 @@ import (
 	"github.com/sluice-io/sluice/internal/state"
 )
 
-// newTopicsServer serves a Controller whose topic tracking is the env's
+// newTopicsServer serves a control.API whose topic tracking is the env's
 // real status log, configured like a worker's.
 func newTopicsServer(t *testing.T, tracking state.TopicTracking) *server {
 	t.Helper()

@@ -139,7 +139,7 @@ func (c *ConfigLog) Snapshot() Snapshot {
 	defer c.mu.Unlock()
 	s := Snapshot{Offset: c.next, Connectors: make(map[string]*Connector, len(c.configs))}
 	for name, cfg := range c.configs {
-		conn := &Connector{Name: name, Config: maps.Clone(cfg), TargetState: Started}
+		conn := &Connector{Name: name, Config: maps.Clone(cfg), TargetState: TargetStarted}
 		if ts, ok := c.targets[name]; ok {
 			conn.TargetState = ts
 		}
@@ -349,7 +349,7 @@ func parseTargetState(value []byte) (TargetState, error) {
 	}
 	for _, s := range []string{v.StateV2, v.State} {
 		switch TargetState(s) {
-		case Started, Paused, Stopped:
+		case TargetStarted, TargetPaused, TargetStopped:
 			return TargetState(s), nil
 		}
 	}
@@ -395,9 +395,9 @@ func (c *ConfigLog) PutConnectorConfig(ctx context.Context, name string, config 
 func (c *ConfigLog) PutTargetState(ctx context.Context, name string, s TargetState) error {
 	legacy := s
 	switch s {
-	case Started, Paused:
-	case Stopped:
-		legacy = Paused
+	case TargetStarted, TargetPaused:
+	case TargetStopped:
+		legacy = TargetPaused
 	default:
 		return fmt.Errorf("unknown target state %q", s)
 	}

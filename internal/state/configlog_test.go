@@ -62,7 +62,7 @@ func TestConfigLogPutAndDelete(t *testing.T) {
 	}
 	s := c.Snapshot()
 	conn := s.Connectors["my-conn"]
-	if conn == nil || !reflect.DeepEqual(conn.Config, cfg) || conn.TargetState != Started || conn.Tasks != nil {
+	if conn == nil || !reflect.DeepEqual(conn.Config, cfg) || conn.TargetState != TargetStarted || conn.Tasks != nil {
 		t.Fatalf("after put: %+v", conn)
 	}
 	if s.Offset != 1 {
@@ -74,16 +74,16 @@ func TestConfigLogPutAndDelete(t *testing.T) {
 		t.Fatal("mutating a snapshot changed the log's state")
 	}
 
-	if err := c.PutTargetState(ctx, "my-conn", Paused); err != nil {
+	if err := c.PutTargetState(ctx, "my-conn", TargetPaused); err != nil {
 		t.Fatal(err)
 	}
-	if ts := c.Snapshot().Connectors["my-conn"].TargetState; ts != Paused {
+	if ts := c.Snapshot().Connectors["my-conn"].TargetState; ts != TargetPaused {
 		t.Fatalf("target state %s, want PAUSED", ts)
 	}
-	if err := c.PutTargetState(ctx, "my-conn", Stopped); err != nil {
+	if err := c.PutTargetState(ctx, "my-conn", TargetStopped); err != nil {
 		t.Fatal(err)
 	}
-	if ts := c.Snapshot().Connectors["my-conn"].TargetState; ts != Stopped {
+	if ts := c.Snapshot().Connectors["my-conn"].TargetState; ts != TargetStopped {
 		t.Fatalf("target state %s, want STOPPED", ts)
 	}
 	if err := c.PutTargetState(ctx, "my-conn", "SLEEPING"); err == nil {
@@ -128,7 +128,7 @@ func TestConfigLogPutAndDelete(t *testing.T) {
 	if err := c.PutConnectorConfig(ctx, "my-conn", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if conn := c.Snapshot().Connectors["my-conn"]; conn.TargetState != Started || len(conn.Tasks) != 0 {
+	if conn := c.Snapshot().Connectors["my-conn"]; conn.TargetState != TargetStarted || len(conn.Tasks) != 0 {
 		t.Fatalf("re-created connector: %+v", conn)
 	}
 }
@@ -221,7 +221,7 @@ func TestConfigLogSecondInstanceConverges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.PutTargetState(ctx, "b-with-dashes", Paused); err != nil {
+	if err := a.PutTargetState(ctx, "b-with-dashes", TargetPaused); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.DeleteConnector(ctx, "c"); err != nil {
@@ -233,7 +233,7 @@ func TestConfigLogSecondInstanceConverges(t *testing.T) {
 	if !reflect.DeepEqual(sa, sb) {
 		t.Fatalf("snapshots differ:\n%+v\n%+v", sa, sb)
 	}
-	if len(sb.Connectors) != 2 || sb.Connectors["b-with-dashes"].TargetState != Paused || len(sb.Connectors["b-with-dashes"].Tasks) != 2 {
+	if len(sb.Connectors) != 2 || sb.Connectors["b-with-dashes"].TargetState != TargetPaused || len(sb.Connectors["b-with-dashes"].Tasks) != 2 {
 		t.Fatalf("second reader: %+v", sb)
 	}
 
@@ -269,7 +269,7 @@ func TestConfigLogSkipsUnparseableRecords(t *testing.T) {
 		t.Fatalf("Offset %d, want 8", s.Offset)
 	}
 	ok := s.Connectors["ok"]
-	if len(s.Connectors) != 1 || ok == nil || ok.TargetState != Paused ||
+	if len(s.Connectors) != 1 || ok == nil || ok.TargetState != TargetPaused ||
 		!reflect.DeepEqual(ok.Config, map[string]string{"a": "1", "n": "5", "b": "true"}) {
 		t.Fatalf("snapshot: %+v %+v", s, ok)
 	}
@@ -409,10 +409,10 @@ func TestConfigValueFormats(t *testing.T) {
 		t.Fatalf("%s: %v", v, err)
 	}
 	for in, want := range map[string]TargetState{
-		`{"state":"PAUSED","state.v2":"STOPPED"}`: Stopped,
-		`{"state":"PAUSED"}`:                      Paused,
-		`{"state":"STARTED"}`:                     Started,
-		`{"state":"STARTED","state.v2":"BOGUS"}`:  Started,
+		`{"state":"PAUSED","state.v2":"STOPPED"}`: TargetStopped,
+		`{"state":"PAUSED"}`:                      TargetPaused,
+		`{"state":"STARTED"}`:                     TargetStarted,
+		`{"state":"STARTED","state.v2":"BOGUS"}`:  TargetStarted,
 	} {
 		if got, err := parseTargetState([]byte(in)); err != nil || got != want {
 			t.Errorf("%s: %s, %v; want %s", in, got, err, want)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/topics"
 )
 
@@ -203,7 +204,7 @@ func (s *StatusLog) visibleLocked(conn string, task int) (Status, bool) {
 func (s *StatusLog) PutConnector(name string, st Status) { s.put(name, connectorSlot, &st) }
 
 // PutTask records a task's status like PutConnector.
-func (s *StatusLog) PutTask(id TaskID, st Status) { s.put(id.Connector, id.Task, &st) }
+func (s *StatusLog) PutTask(id connectors.TaskID, st Status) { s.put(id.Connector, id.Task, &st) }
 
 // DeleteConnector tombstones status-connector-<name> and
 // status-task-<name>-<n> for n < tasks, and the connector's active topics,

@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
 func startStatusLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *StatusLog {
@@ -49,12 +51,12 @@ func TestStatusLogPutIsVisibleAtOnceAndToOthers(t *testing.T) {
 	a := startStatusLog(t, opts, zerolog.Nop())
 	b := startStatusLog(t, opts, zerolog.Nop())
 
-	run := Status{State: Running, WorkerID: "w1:8083", Generation: 3}
+	run := Status{State: StateRunning, WorkerID: "w1:8083", Generation: 3}
 	a.PutConnector("my-conn", run)
-	a.PutTask(TaskID{Connector: "my-conn", Task: 0}, run)
-	failed := Status{State: Failed, Trace: "boom\n\tat x", WorkerID: "w1:8083", Generation: 3}
-	a.PutTask(TaskID{Connector: "my-conn", Task: 1}, failed)
-	a.PutTask(TaskID{Connector: "my-conn-2", Task: 0}, run)
+	a.PutTask(connectors.TaskID{Connector: "my-conn", Task: 0}, run)
+	failed := Status{State: StateFailed, Trace: "boom\n\tat x", WorkerID: "w1:8083", Generation: 3}
+	a.PutTask(connectors.TaskID{Connector: "my-conn", Task: 1}, failed)
+	a.PutTask(connectors.TaskID{Connector: "my-conn-2", Task: 0}, run)
 
 	// Visible to the writer before anything was read back.
 	if st, ok := a.Connector("my-conn"); !ok || st != run {
@@ -86,15 +88,15 @@ func TestStatusLogGenerationRule(t *testing.T) {
 	a := startStatusLog(t, opts, zerolog.Nop())
 	b := startStatusLog(t, opts, zerolog.Nop())
 	raw := newClient(t, opts)
-	id := TaskID{Connector: "c", Task: 0}
+	id := connectors.TaskID{Connector: "c", Task: 0}
 
-	newer := Status{State: Running, WorkerID: "w2", Generation: 5}
+	newer := Status{State: StateRunning, WorkerID: "w2", Generation: 5}
 	b.PutTask(id, newer)
 	flushAndRead(t, b, a)
 
 	// A worker still in an older generation is stale: its Put is neither
 	// shown nor written.
-	stale := Status{State: Unassigned, WorkerID: "w1", Generation: 4}
+	stale := Status{State: StateUnassigned, WorkerID: "w1", Generation: 4}
 	a.PutTask(id, stale)
 	if got := a.Tasks("c")[0]; got != newer {
 		t.Fatalf("stale put replaced the local view: %+v", got)
@@ -112,7 +114,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 
 	// The same worker may report with any generation (it is the one
 	// running the task).
-	same := Status{State: Failed, Trace: "t", WorkerID: "w2", Generation: 1}
+	same := Status{State: StateFailed, Trace: "t", WorkerID: "w2", Generation: 1}
 	produce(t, raw, statusRecord("status-task-c-0", same))
 	flushAndRead(t, a, a, b)
 	if got := a.Tasks("c")[0]; got != same {
@@ -121,7 +123,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 
 	// Another worker with the same generation (a hand-over inside a
 	// rebalance) replaces it.
-	handover := Status{State: Running, WorkerID: "w3", Generation: 1}
+	handover := Status{State: StateRunning, WorkerID: "w3", Generation: 1}
 	a.PutTask(id, handover)
 	if got := a.Tasks("c")[0]; got != handover {
 		t.Fatalf("equal generation from another worker, local: %+v", got)
@@ -136,12 +138,12 @@ func TestStatusLogDeleteConnector(t *testing.T) {
 	opts := newCluster(t)
 	a := startStatusLog(t, opts, zerolog.Nop())
 	b := startStatusLog(t, opts, zerolog.Nop())
-	run := Status{State: Running, WorkerID: "w1", Generation: 1}
+	run := Status{State: StateRunning, WorkerID: "w1", Generation: 1}
 	a.PutConnector("gone", run)
 	a.PutConnector("kept", run)
 	for n := range 3 {
-		a.PutTask(TaskID{Connector: "gone", Task: n}, run)
-		a.PutTask(TaskID{Connector: "kept", Task: n}, run)
+		a.PutTask(connectors.TaskID{Connector: "gone", Task: n}, run)
+		a.PutTask(connectors.TaskID{Connector: "kept", Task: n}, run)
 	}
 	flushAndRead(t, a, b)
 
@@ -172,7 +174,7 @@ func TestStatusLogSkipsUnparseableRecords(t *testing.T) {
 	)
 	var logs logBuffer
 	s := startStatusLog(t, opts, logs.logger())
-	if st, ok := s.Connector("x"); !ok || st != (Status{State: Running, WorkerID: "w", Generation: 2}) {
+	if st, ok := s.Connector("x"); !ok || st != (Status{State: StateRunning, WorkerID: "w", Generation: 2}) {
 		t.Fatalf("Connect-written status: %+v %v", st, ok)
 	}
 	if _, ok := s.Connector("y"); ok || len(s.Tasks("x")) != 0 {
@@ -204,12 +206,12 @@ func TestStatusLogPutNeverBlocksAndFlushReportsFailures(t *testing.T) {
 
 	start := time.Now()
 	for n := range statusMaxBuffered + 100 {
-		s.PutTask(TaskID{Connector: "c", Task: n}, Status{State: Running, WorkerID: "w", Generation: 1})
+		s.PutTask(connectors.TaskID{Connector: "c", Task: n}, Status{State: StateRunning, WorkerID: "w", Generation: 1})
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("%d puts without a broker took %v", statusMaxBuffered+100, took)
 	}
-	if got := s.Tasks("c")[7]; got.State != Running {
+	if got := s.Tasks("c")[7]; got.State != StateRunning {
 		t.Fatalf("a put is not visible locally while unsent: %+v", got)
 	}
 
@@ -235,7 +237,7 @@ func TestStatusLogFlush(t *testing.T) {
 	opts := newCluster(t)
 	a := startStatusLog(t, opts, zerolog.Nop())
 	for n := range 200 {
-		a.PutTask(TaskID{Connector: "c", Task: n}, Status{State: Running, WorkerID: "w", Generation: 1})
+		a.PutTask(connectors.TaskID{Connector: "c", Task: n}, Status{State: StateRunning, WorkerID: "w", Generation: 1})
 	}
 	if err := a.Flush(testCtx(t)); err != nil {
 		t.Fatal(err)
@@ -256,14 +258,14 @@ func TestStatusLogFlush(t *testing.T) {
 func TestStatusLogOwnPutWinsOverLaggingTailer(t *testing.T) {
 	opts := newCluster(t)
 	s := startStatusLog(t, opts, zerolog.Nop())
-	earlier := statusRecord("status-task-c-0", Status{State: Unassigned, WorkerID: "w", Generation: 2})
+	earlier := statusRecord("status-task-c-0", Status{State: StateUnassigned, WorkerID: "w", Generation: 2})
 	produce(t, newClient(t, opts), earlier)
 	if err := s.t.WaitForEnd(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	s.t.Client().PauseFetchTopics(statusTopic)
-	id := TaskID{Connector: "c", Task: 0}
-	running := Status{State: Running, WorkerID: "w", Generation: 2}
+	id := connectors.TaskID{Connector: "c", Task: 0}
+	running := Status{State: StateRunning, WorkerID: "w", Generation: 2}
 	s.PutTask(id, running)
 	if err := s.Flush(testCtx(t)); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
 // statusRecords reads every record of the status topic, in offset order
@@ -337,7 +339,7 @@ func TestRecordActiveTopicFailureIsForgottenAndRetried(t *testing.T) {
 	// Fill the producer's buffer: with no broker, the next write fails
 	// at once.
 	for n := range statusMaxBuffered {
-		s.PutTask(TaskID{Connector: "c", Task: n}, Status{State: Running, WorkerID: "w", Generation: 1})
+		s.PutTask(connectors.TaskID{Connector: "c", Task: n}, Status{State: StateRunning, WorkerID: "w", Generation: 1})
 	}
 	epoch := s.ActiveTopicsEpoch()
 	start := time.Now()

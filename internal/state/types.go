@@ -9,9 +9,9 @@ package state
 type TargetState string
 
 const (
-	Started TargetState = "STARTED"
-	Paused  TargetState = "PAUSED"
-	Stopped TargetState = "STOPPED"
+	TargetStarted TargetState = "STARTED"
+	TargetPaused  TargetState = "PAUSED"
+	TargetStopped TargetState = "STOPPED"
 )
 
 // State is the observed state of a connector or task, as the status topic and
@@ -19,13 +19,13 @@ const (
 type State string
 
 const (
-	Unassigned State = "UNASSIGNED"
-	Running    State = "RUNNING"
-	PausedS    State = "PAUSED"
-	Failed     State = "FAILED"
-	Restarting State = "RESTARTING"
-	StoppedS   State = "STOPPED"
-	Destroyed  State = "DESTROYED"
+	StateUnassigned State = "UNASSIGNED"
+	StateRunning    State = "RUNNING"
+	StatePaused     State = "PAUSED"
+	StateFailed     State = "FAILED"
+	StateRestarting State = "RESTARTING"
+	StateStopped    State = "STOPPED"
+	StateDestroyed  State = "DESTROYED"
 )
 
 // Status is one entry of the status topic.
@@ -34,12 +34,6 @@ type Status struct {
 	Trace      string `json:"trace,omitempty"`
 	WorkerID   string `json:"worker_id"`
 	Generation int64  `json:"generation"`
-}
-
-// TaskID names one task of a connector.
-type TaskID struct {
-	Connector string
-	Task      int
 }
 
 // Connector is one connector as the config topic describes it.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/admin"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
@@ -42,7 +43,7 @@ type membership struct {
 	lastWork assign.Work
 }
 
-func (m *membership) Current() ([]string, []assign.TaskID) {
+func (m *membership) Current() ([]string, []connectors.TaskID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.current.Connectors), slices.Clone(m.current.Tasks)
@@ -69,19 +70,19 @@ func workOf(snap state.Snapshot) assign.Work {
 	for _, name := range slices.Sorted(maps.Keys(snap.Connectors)) {
 		work.Connectors = append(work.Connectors, name)
 		for i := range snap.Connectors[name].Tasks {
-			work.Tasks = append(work.Tasks, assign.TaskID{Connector: name, Task: i})
+			work.Tasks = append(work.Tasks, connectors.TaskID{Connector: name, Task: i})
 		}
 	}
 	return work
 }
 
-func (m *membership) Revoke(ctx context.Context, connectors []string, tasks []assign.TaskID) error {
+func (m *membership) Revoke(ctx context.Context, revoked []string, tasks []connectors.TaskID) error {
 	m.mu.Lock()
-	m.current.Connectors = slices.DeleteFunc(m.current.Connectors, func(c string) bool { return slices.Contains(connectors, c) })
-	m.current.Tasks = slices.DeleteFunc(m.current.Tasks, func(t assign.TaskID) bool { return slices.Contains(tasks, t) })
+	m.current.Connectors = slices.DeleteFunc(m.current.Connectors, func(c string) bool { return slices.Contains(revoked, c) })
+	m.current.Tasks = slices.DeleteFunc(m.current.Tasks, func(t connectors.TaskID) bool { return slices.Contains(tasks, t) })
 	m.mu.Unlock()
 	m.apply()
-	return m.w.runtime.WaitStopped(ctx, stateIDs(tasks))
+	return m.w.runtime.WaitStopped(ctx, tasks)
 }
 
 func (m *membership) Assigned(generation int32, a group.Assignment) {
@@ -103,15 +104,7 @@ func (m *membership) Lost(ctx context.Context) error {
 	m.current = group.Assignment{}
 	m.mu.Unlock()
 	m.apply()
-	return m.w.runtime.WaitStopped(ctx, stateIDs(tasks))
-}
-
-func stateIDs(tasks []assign.TaskID) []state.TaskID {
-	out := make([]state.TaskID, len(tasks))
-	for i, t := range tasks {
-		out[i] = state.TaskID{Connector: t.Connector, Task: t.Task}
-	}
-	return out
+	return m.w.runtime.WaitStopped(ctx, tasks)
 }
 
 // apply hands the runtime this worker's share: the assignment joined with
@@ -322,12 +315,12 @@ func (m *membership) info() *controlpb.WorkerInfo {
 }
 
 type workerJSON struct {
-	WorkerID   string          `json:"worker_id"`
-	URL        string          `json:"url"`
-	Generation int32           `json:"generation"`
-	Leader     bool            `json:"leader"`
-	Connectors []string        `json:"connectors"`
-	Tasks      []assign.TaskID `json:"tasks"`
+	WorkerID   string              `json:"worker_id"`
+	URL        string              `json:"url"`
+	Generation int32               `json:"generation"`
+	Leader     bool                `json:"leader"`
+	Connectors []string            `json:"connectors"`
+	Tasks      []connectors.TaskID `json:"tasks"`
 }
 
 // workersBody is GET /workers' answer (a Sluice extension of Connect's
@@ -347,12 +340,12 @@ func (m *membership) workersBody(ctx context.Context) (any, error) {
 	infos, errs := m.w.actors.Workers(ctx)
 	for _, wi := range infos {
 		wj := workerJSON{WorkerID: wi.WorkerId, URL: wi.RestUrl, Generation: wi.Generation, Leader: wi.Leader,
-			Connectors: wi.Connectors, Tasks: []assign.TaskID{}}
+			Connectors: wi.Connectors, Tasks: []connectors.TaskID{}}
 		if wj.Connectors == nil {
 			wj.Connectors = []string{}
 		}
 		for _, t := range wi.Tasks {
-			wj.Tasks = append(wj.Tasks, assign.TaskID{Connector: t.Connector, Task: int(t.Task)})
+			wj.Tasks = append(wj.Tasks, connectors.TaskID{Connector: t.Connector, Task: int(t.Task)})
 		}
 		out.Workers = append(out.Workers, wj)
 	}

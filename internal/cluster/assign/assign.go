@@ -63,27 +63,23 @@ package assign
 import (
 	"cmp"
 	"slices"
-)
 
-// TaskID names one task of a connector.
-type TaskID struct {
-	Connector string `json:"connector"`
-	Task      int    `json:"task"`
-}
+	"github.com/sluice-io/sluice/connectors"
+)
 
 // Member is one group member as the leader sees it in JoinGroup: its id (the
 // worker id / group.instance.id) and what it runs now.
 type Member struct {
 	ID         string
 	Connectors []string
-	Tasks      []TaskID
+	Tasks      []connectors.TaskID
 }
 
 // Work is what should run in the cluster: every connector (that is not
 // STOPPED) and every committed task.
 type Work struct {
 	Connectors []string
-	Tasks      []TaskID
+	Tasks      []connectors.TaskID
 }
 
 // Plan is one member's assignment for this round.
@@ -93,12 +89,12 @@ type Plan struct {
 	Connectors []string
 	// Tasks is every task the member runs after this round (full set, sorted
 	// by connector, then task).
-	Tasks []TaskID
+	Tasks []connectors.TaskID
 	// RevokedConnectors is what the member must stop now: it ran them and
 	// they are not in Connectors (sorted).
 	RevokedConnectors []string
 	// RevokedTasks is what the member must stop now (sorted).
-	RevokedTasks []TaskID
+	RevokedTasks []connectors.TaskID
 
 	// moving is set when this plan revokes work that another member is to
 	// run in a later round. It cannot be derived from the exported fields: a
@@ -145,14 +141,14 @@ type state struct {
 	nameOf  map[string]int // name -> index
 	running []bool         // name index -> the connector itself is in Work.Connectors
 
-	tasks  []TaskID       // Work.Tasks, deduplicated and sorted
-	taskOf map[TaskID]int // task -> index
-	tconn  []int          // task index -> name index
-	ntasks []int          // name index -> number of tasks in Work
+	tasks  []connectors.TaskID       // Work.Tasks, deduplicated and sorted
+	taskOf map[connectors.TaskID]int // task -> index
+	tconn  []int                     // task index -> name index
+	ntasks []int                     // name index -> number of tasks in Work
 
 	// Per member, filled by claim and extended by the assignment phases.
 	revokedConns [][]string
-	revokedTasks [][]TaskID
+	revokedTasks [][]connectors.TaskID
 	moving       []bool
 
 	// Tasks.
@@ -168,7 +164,7 @@ type state struct {
 }
 
 func newState(members []Member, work Work) *state {
-	s := &state{memOf: map[string]int{}, nameOf: map[string]int{}, taskOf: map[TaskID]int{}}
+	s := &state{memOf: map[string]int{}, nameOf: map[string]int{}, taskOf: map[connectors.TaskID]int{}}
 	for _, m := range members {
 		s.memOf[m.ID] = 0
 	}
@@ -193,7 +189,7 @@ func newState(members []Member, work Work) *state {
 	for _, c := range work.Connectors {
 		s.running[s.nameOf[c]] = true
 	}
-	s.tasks = make([]TaskID, 0, len(s.taskOf))
+	s.tasks = make([]connectors.TaskID, 0, len(s.taskOf))
 	for t := range s.taskOf {
 		s.tasks = append(s.tasks, t)
 	}
@@ -208,7 +204,7 @@ func newState(members []Member, work Work) *state {
 	}
 
 	s.revokedConns = make([][]string, s.n)
-	s.revokedTasks = make([][]TaskID, s.n)
+	s.revokedTasks = make([][]connectors.TaskID, s.n)
 	s.moving = make([]bool, s.n)
 	s.towner = filled(len(s.tasks), -1)
 	s.tfinal = filled(len(s.tasks), -1)
@@ -224,7 +220,7 @@ func newState(members []Member, work Work) *state {
 // keeps it (rule 7); later claimants revoke it. Claims of work that is gone
 // are revoked.
 func (s *state) claim(members []Member) {
-	tclaims := make([][]TaskID, s.n)
+	tclaims := make([][]connectors.TaskID, s.n)
 	cclaims := make([][]string, s.n)
 	for _, m := range members {
 		i := s.memOf[m.ID]
@@ -491,7 +487,7 @@ func (s *state) assignConnectors() {
 func (s *state) plans() map[string]Plan {
 	out := make(map[string]Plan, s.n)
 	conns := make([][]string, s.n)
-	tasks := make([][]TaskID, s.n)
+	tasks := make([][]connectors.TaskID, s.n)
 	for k, m := range s.cowner {
 		if m >= 0 {
 			conns[m] = append(conns[m], s.names[k])
@@ -674,7 +670,7 @@ func (p *placement) search(src, maxCost int, dist, via, from []int, done []bool,
 	return -1
 }
 
-func compareTask(a, b TaskID) int {
+func compareTask(a, b connectors.TaskID) int {
 	if c := cmp.Compare(a.Connector, b.Connector); c != 0 {
 		return c
 	}

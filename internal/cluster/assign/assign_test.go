@@ -5,12 +5,14 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
-func tasksOf(connector string, n int) []TaskID {
-	ts := make([]TaskID, n)
+func tasksOf(connector string, n int) []connectors.TaskID {
+	ts := make([]connectors.TaskID, n)
 	for i := range ts {
-		ts[i] = TaskID{connector, i}
+		ts[i] = connectors.TaskID{Connector: connector, Task: i}
 	}
 	return ts
 }
@@ -92,7 +94,7 @@ func threeByTwelve(t *testing.T) ([]Member, Work) {
 func TestThreeWorkersTwelveTasks(t *testing.T) {
 	members, _ := threeByTwelve(t)
 	// Round-robin dealing: w1 gets tasks 0,3,6,9.
-	want := []TaskID{{"datagen", 0}, {"datagen", 3}, {"datagen", 6}, {"datagen", 9}}
+	want := []connectors.TaskID{{Connector: "datagen", Task: 0}, {Connector: "datagen", Task: 3}, {Connector: "datagen", Task: 6}, {Connector: "datagen", Task: 9}}
 	if !slices.Equal(members[0].Tasks, want) || !slices.Equal(members[0].Connectors, []string{"datagen"}) {
 		t.Fatalf("w1 runs %+v", members[0])
 	}
@@ -192,7 +194,7 @@ func TestTasksMaxTwoOnSixWorkers(t *testing.T) {
 	s = mustStabilize(t, members, work)
 	busy = 0
 	for _, m := range s.members {
-		if slices.Contains(m.Connectors, "small") || slices.ContainsFunc(m.Tasks, func(x TaskID) bool { return x.Connector == "small" }) {
+		if slices.Contains(m.Connectors, "small") || slices.ContainsFunc(m.Tasks, func(x connectors.TaskID) bool { return x.Connector == "small" }) {
 			busy++
 		}
 	}
@@ -205,11 +207,11 @@ func TestConnectorWithoutTasks(t *testing.T) {
 	// w1 runs two connectors, w2 one, w3 none: a task-less connector goes
 	// to w3, the member with the fewest connectors.
 	members := []Member{
-		{ID: "w1", Connectors: []string{"a", "b"}, Tasks: []TaskID{{"a", 0}, {"b", 0}}},
-		{ID: "w2", Connectors: []string{"c"}, Tasks: []TaskID{{"c", 0}, {"c", 1}}},
-		{ID: "w3", Tasks: []TaskID{{"c", 2}}},
+		{ID: "w1", Connectors: []string{"a", "b"}, Tasks: []connectors.TaskID{{Connector: "a", Task: 0}, {Connector: "b", Task: 0}}},
+		{ID: "w2", Connectors: []string{"c"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}, {Connector: "c", Task: 1}}},
+		{ID: "w3", Tasks: []connectors.TaskID{{Connector: "c", Task: 2}}},
 	}
-	work := Work{Connectors: []string{"a", "b", "c", "idle"}, Tasks: []TaskID{{"a", 0}, {"b", 0}, {"c", 0}, {"c", 1}, {"c", 2}}}
+	work := Work{Connectors: []string{"a", "b", "c", "idle"}, Tasks: []connectors.TaskID{{Connector: "a", Task: 0}, {Connector: "b", Task: 0}, {Connector: "c", Task: 0}, {Connector: "c", Task: 1}, {Connector: "c", Task: 2}}}
 	s := mustStabilize(t, members, work)
 	if len(s.rounds) != 1 || !slices.Equal(byID(s.members)["w3"].Connectors, []string{"idle"}) {
 		t.Fatalf("rounds %d, state %+v; want idle on w3 at once", len(s.rounds), s.members)
@@ -221,11 +223,11 @@ func TestCoLocationOutranksConnectorBalance(t *testing.T) {
 	// (2-2-2), so nothing moves, and x and y must stay next to their tasks:
 	// connector counts 2-1-0 are the documented exception to balance.
 	members := []Member{
-		{ID: "w1", Connectors: []string{"x", "y"}, Tasks: []TaskID{{"x", 0}, {"y", 0}}},
-		{ID: "w2", Connectors: []string{"big"}, Tasks: []TaskID{{"big", 0}, {"big", 1}}},
-		{ID: "w3", Tasks: []TaskID{{"big", 2}, {"big", 3}}},
+		{ID: "w1", Connectors: []string{"x", "y"}, Tasks: []connectors.TaskID{{Connector: "x", Task: 0}, {Connector: "y", Task: 0}}},
+		{ID: "w2", Connectors: []string{"big"}, Tasks: []connectors.TaskID{{Connector: "big", Task: 0}, {Connector: "big", Task: 1}}},
+		{ID: "w3", Tasks: []connectors.TaskID{{Connector: "big", Task: 2}, {Connector: "big", Task: 3}}},
 	}
-	work := Work{Connectors: []string{"big", "x", "y"}, Tasks: append(tasksOf("big", 4), TaskID{"x", 0}, TaskID{"y", 0})}
+	work := Work{Connectors: []string{"big", "x", "y"}, Tasks: append(tasksOf("big", 4), connectors.TaskID{Connector: "x", Task: 0}, connectors.TaskID{Connector: "y", Task: 0})}
 	s := mustStabilize(t, members, work)
 	if len(s.rounds) != 1 || s.moved != (roundStats{}) {
 		t.Fatalf("rounds %d, moved %+v; want nothing to move", len(s.rounds), s.moved)
@@ -241,10 +243,10 @@ func TestConnectorFollowsItsTasks(t *testing.T) {
 	// w1 hosts "c" but its only task is on w2: the connector must move to
 	// w2 (revoked now, assigned in the next round).
 	members := []Member{
-		{ID: "w1", Connectors: []string{"c"}, Tasks: []TaskID{{"d", 0}}},
-		{ID: "w2", Connectors: []string{"d"}, Tasks: []TaskID{{"c", 0}}},
+		{ID: "w1", Connectors: []string{"c"}, Tasks: []connectors.TaskID{{Connector: "d", Task: 0}}},
+		{ID: "w2", Connectors: []string{"d"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}}},
 	}
-	work := Work{Connectors: []string{"c", "d"}, Tasks: []TaskID{{"c", 0}, {"d", 0}}}
+	work := Work{Connectors: []string{"c", "d"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}, {Connector: "d", Task: 0}}}
 	first := Assign(members, work)
 	if !slices.Equal(first["w1"].RevokedConnectors, []string{"c"}) || !slices.Equal(first["w2"].RevokedConnectors, []string{"d"}) ||
 		!NeedsFollowUp(first) {
@@ -263,9 +265,9 @@ func TestDuplicateClaims(t *testing.T) {
 	// After a partition w1 and w2 both run connector c and task c-0; w3 runs
 	// c-1 twice (listed twice) and a deleted task.
 	members := []Member{
-		{ID: "w2", Connectors: []string{"c"}, Tasks: []TaskID{{"c", 0}, {"c", 2}}},
-		{ID: "w1", Connectors: []string{"c"}, Tasks: []TaskID{{"c", 0}}},
-		{ID: "w3", Tasks: []TaskID{{"c", 1}, {"c", 1}, {"gone", 0}}},
+		{ID: "w2", Connectors: []string{"c"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}, {Connector: "c", Task: 2}}},
+		{ID: "w1", Connectors: []string{"c"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}}},
+		{ID: "w3", Tasks: []connectors.TaskID{{Connector: "c", Task: 1}, {Connector: "c", Task: 1}, {Connector: "gone", Task: 0}}},
 	}
 	work := Work{Connectors: []string{"c"}, Tasks: tasksOf("c", 3)}
 	plans := Assign(members, work)
@@ -273,9 +275,9 @@ func TestDuplicateClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Plan{
-		"w1": {Connectors: []string{"c"}, Tasks: []TaskID{{"c", 0}}, RevokedConnectors: []string{}, RevokedTasks: []TaskID{}},
-		"w2": {Connectors: []string{}, Tasks: []TaskID{{"c", 2}}, RevokedConnectors: []string{"c"}, RevokedTasks: []TaskID{{"c", 0}}},
-		"w3": {Connectors: []string{}, Tasks: []TaskID{{"c", 1}}, RevokedConnectors: []string{}, RevokedTasks: []TaskID{{"gone", 0}}},
+		"w1": {Connectors: []string{"c"}, Tasks: []connectors.TaskID{{Connector: "c", Task: 0}}, RevokedConnectors: []string{}, RevokedTasks: []connectors.TaskID{}},
+		"w2": {Connectors: []string{}, Tasks: []connectors.TaskID{{Connector: "c", Task: 2}}, RevokedConnectors: []string{"c"}, RevokedTasks: []connectors.TaskID{{Connector: "c", Task: 0}}},
+		"w3": {Connectors: []string{}, Tasks: []connectors.TaskID{{Connector: "c", Task: 1}}, RevokedConnectors: []string{}, RevokedTasks: []connectors.TaskID{{Connector: "gone", Task: 0}}},
 	}
 	if !reflect.DeepEqual(plans, want) {
 		t.Fatalf("got  %+v\nwant %+v", plans, want)
@@ -302,7 +304,7 @@ func TestDeletedWorkIsRevokedWithoutFollowUp(t *testing.T) {
 func TestFreshAssignmentSpreadsEveryConnector(t *testing.T) {
 	// Four 4-task connectors on four workers: each worker gets one task of
 	// each, not all four of one.
-	var tasks []TaskID
+	var tasks []connectors.TaskID
 	for _, c := range []string{"a", "b", "c", "d"} {
 		tasks = append(tasks, tasksOf(c, 4)...)
 	}

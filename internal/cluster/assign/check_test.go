@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
 // This file holds the checks shared by the table and property tests. They
@@ -15,17 +17,17 @@ import (
 // the input) and deduplicated.
 type claims struct {
 	ids   []string
-	conns map[string]map[string]bool // id -> connectors
-	tasks map[string]map[TaskID]bool // id -> tasks
+	conns map[string]map[string]bool            // id -> connectors
+	tasks map[string]map[connectors.TaskID]bool // id -> tasks
 }
 
 func claimsOf(members []Member) claims {
-	c := claims{conns: map[string]map[string]bool{}, tasks: map[string]map[TaskID]bool{}}
+	c := claims{conns: map[string]map[string]bool{}, tasks: map[string]map[connectors.TaskID]bool{}}
 	for _, m := range members {
 		if c.conns[m.ID] == nil {
 			c.ids = append(c.ids, m.ID)
 			c.conns[m.ID] = map[string]bool{}
-			c.tasks[m.ID] = map[TaskID]bool{}
+			c.tasks[m.ID] = map[connectors.TaskID]bool{}
 		}
 		for _, k := range m.Connectors {
 			c.conns[m.ID][k] = true
@@ -79,7 +81,7 @@ func checkRound(members []Member, work Work, plans map[string]Plan) (roundStats,
 
 	// Who claims what, and who wins duplicate claims.
 	connClaimers := map[string][]string{}
-	taskClaimers := map[TaskID][]string{}
+	taskClaimers := map[connectors.TaskID][]string{}
 	for _, id := range cl.ids {
 		for k := range cl.conns[id] {
 			connClaimers[k] = append(connClaimers[k], id)
@@ -96,9 +98,9 @@ func checkRound(members []Member, work Work, plans map[string]Plan) (roundStats,
 	}
 
 	connAt := map[string]string{}
-	taskAt := map[TaskID]string{}
+	taskAt := map[connectors.TaskID]string{}
 	revokedConn := map[string]bool{}
-	revokedTask := map[TaskID]bool{}
+	revokedTask := map[connectors.TaskID]bool{}
 	for _, id := range cl.ids {
 		p, ok := plans[id]
 		if !ok {
@@ -242,7 +244,7 @@ func checkStable(members []Member, work Work) error {
 	}
 	wc, wt := setOf(work.Connectors), setOf(work.Tasks)
 	connAt := map[string]string{}
-	taskAt := map[TaskID]string{}
+	taskAt := map[connectors.TaskID]string{}
 	tasksOf := map[string]map[string]int{} // member -> connector -> tasks
 	for _, id := range cl.ids {
 		tasksOf[id] = map[string]int{}

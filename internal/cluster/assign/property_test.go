@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
 // The property tests drive random clusters through random sequences of
@@ -71,7 +73,7 @@ func (s *sim) removeConnector() {
 	i := s.r.IntN(len(s.work.Connectors))
 	name := s.work.Connectors[i]
 	s.work.Connectors = slices.Delete(s.work.Connectors, i, i+1)
-	s.work.Tasks = slices.DeleteFunc(s.work.Tasks, func(t TaskID) bool { return t.Connector == name })
+	s.work.Tasks = slices.DeleteFunc(s.work.Tasks, func(t connectors.TaskID) bool { return t.Connector == name })
 }
 
 func (s *sim) resizeConnector() {
@@ -79,7 +81,7 @@ func (s *sim) resizeConnector() {
 		return
 	}
 	name := s.work.Connectors[s.r.IntN(len(s.work.Connectors))]
-	s.work.Tasks = slices.DeleteFunc(s.work.Tasks, func(t TaskID) bool { return t.Connector == name })
+	s.work.Tasks = slices.DeleteFunc(s.work.Tasks, func(t connectors.TaskID) bool { return t.Connector == name })
 	n := min(s.sz.tasks-len(s.work.Tasks), s.r.IntN(s.sz.tasksPerConnector+1))
 	s.work.Tasks = append(s.work.Tasks, tasksOf(name, n)...)
 }
@@ -195,7 +197,7 @@ func (s *sim) run() {
 				}
 				to.Tasks = append(slices.Clone(to.Tasks), from.Tasks[:1+s.r.IntN(len(from.Tasks))]...)
 				to.Connectors = append(slices.Clone(to.Connectors), from.Connectors...)
-				to.Tasks = append(to.Tasks, TaskID{"deleted-long-ago", s.r.IntN(3)})
+				to.Tasks = append(to.Tasks, connectors.TaskID{Connector: "deleted-long-ago", Task: s.r.IntN(3)})
 			}
 			s.stabilizeStep("duplicate claims")
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
 )
 
@@ -20,14 +21,14 @@ import (
 type Handler interface {
 	// Current is what the worker runs now; the leader needs it to keep
 	// assignments sticky and to move nothing that is still running.
-	Current() (connectors []string, tasks []assign.TaskID)
+	Current() (connectors []string, tasks []connectors.TaskID)
 	// ConfigOffset is how far the worker has read the config topic.
 	ConfigOffset() int64
 	// Work is what should run in the cluster, read from the config topic
 	// after reading it to its end. Only the leader asks.
 	Work(ctx context.Context) (assign.Work, int64, error)
 	// Revoke stops what was revoked and returns once it has stopped.
-	Revoke(ctx context.Context, connectors []string, tasks []assign.TaskID) error
+	Revoke(ctx context.Context, connectors []string, tasks []connectors.TaskID) error
 	// Assigned hands over the assignment of a generation.
 	Assigned(generation int32, a Assignment)
 	// Lost stops everything the worker runs and returns once it has: the

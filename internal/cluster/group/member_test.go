@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
 )
 
@@ -20,13 +21,13 @@ import (
 type fakeWorker struct {
 	mu     sync.Mutex
 	work   assign.Work
-	tasks  []assign.TaskID
+	tasks  []connectors.TaskID
 	events []string
 	// revokeTakes makes Revoke slow, like a sink flushing before it stops.
 	revokeTakes time.Duration
 }
 
-func (f *fakeWorker) Current() ([]string, []assign.TaskID) {
+func (f *fakeWorker) Current() ([]string, []connectors.TaskID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return nil, slices.Clone(f.tasks)
@@ -37,11 +38,11 @@ func (f *fakeWorker) Work(context.Context) (assign.Work, int64, error) {
 	defer f.mu.Unlock()
 	return f.work, 0, nil
 }
-func (f *fakeWorker) Revoke(_ context.Context, _ []string, tasks []assign.TaskID) error {
+func (f *fakeWorker) Revoke(_ context.Context, _ []string, tasks []connectors.TaskID) error {
 	time.Sleep(f.revokeTakes)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.tasks = slices.DeleteFunc(f.tasks, func(t assign.TaskID) bool { return slices.Contains(tasks, t) })
+	f.tasks = slices.DeleteFunc(f.tasks, func(t connectors.TaskID) bool { return slices.Contains(tasks, t) })
 	f.events = append(f.events, "revoke")
 	return nil
 }
@@ -59,7 +60,7 @@ func (f *fakeWorker) Lost(context.Context) error {
 	return nil
 }
 
-func (f *fakeWorker) snapshot() ([]assign.TaskID, []string) {
+func (f *fakeWorker) snapshot() ([]connectors.TaskID, []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.tasks), slices.Clone(f.events)
@@ -68,7 +69,7 @@ func (f *fakeWorker) snapshot() ([]assign.TaskID, []string) {
 func tasksOf(n int) assign.Work {
 	w := assign.Work{Connectors: []string{"c"}}
 	for i := 0; i < n; i++ {
-		w.Tasks = append(w.Tasks, assign.TaskID{Connector: "c", Task: i})
+		w.Tasks = append(w.Tasks, connectors.TaskID{Connector: "c", Task: i})
 	}
 	return w
 }
@@ -123,7 +124,7 @@ func TestOneLeaderAndEachTaskOnce(t *testing.T) {
 	work := tasksOf(6)
 	ms := []*running{run(t, broker, "a", work), run(t, broker, "b", work), run(t, broker, "c", work)}
 	eventually(t, "6 tasks 2-2-2 with one leader", func() error {
-		leaders, owner := 0, map[assign.TaskID]string{}
+		leaders, owner := 0, map[connectors.TaskID]string{}
 		for _, r := range ms {
 			st := r.m.State()
 			if st.Leader() {
@@ -193,7 +194,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 	eventually(t, "4 tasks once", func() error {
 		ta, _ := a.f.snapshot()
 		tb, _ := b.f.snapshot()
-		set := map[assign.TaskID]bool{}
+		set := map[connectors.TaskID]bool{}
 		for _, task := range append(ta, tb...) {
 			set[task] = true
 		}

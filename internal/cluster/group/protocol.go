@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/sluice-io/sluice/internal/cluster/assign"
+	"github.com/sluice-io/sluice/connectors"
 )
 
 // ProtocolType is the group protocol type of Sluice workers. It is never
@@ -28,9 +28,9 @@ type Metadata struct {
 	// join it without being told (the group introduces them).
 	Gossip string `json:"gossip,omitempty"`
 	// ConfigOffset is how far this member has read the config topic.
-	ConfigOffset int64           `json:"config_offset"`
-	Connectors   []string        `json:"connectors,omitempty"`
-	Tasks        []assign.TaskID `json:"tasks,omitempty"`
+	ConfigOffset int64               `json:"config_offset"`
+	Connectors   []string            `json:"connectors,omitempty"`
+	Tasks        []connectors.TaskID `json:"tasks,omitempty"`
 }
 
 // Assignment is what the leader gives each member in SyncGroup. It names the
@@ -44,11 +44,11 @@ type Assignment struct {
 	LeaderURL    string `json:"leader_url"`
 	ConfigOffset int64  `json:"config_offset"`
 	// Connectors and Tasks are everything the member runs now.
-	Connectors []string        `json:"connectors,omitempty"`
-	Tasks      []assign.TaskID `json:"tasks,omitempty"`
+	Connectors []string            `json:"connectors,omitempty"`
+	Tasks      []connectors.TaskID `json:"tasks,omitempty"`
 	// Revoked lists what it must stop before anything else.
-	RevokedConnectors []string        `json:"revoked_connectors,omitempty"`
-	RevokedTasks      []assign.TaskID `json:"revoked_tasks,omitempty"`
+	RevokedConnectors []string            `json:"revoked_connectors,omitempty"`
+	RevokedTasks      []connectors.TaskID `json:"revoked_tasks,omitempty"`
 	// Rejoin asks the member to start another round once it stopped what
 	// was revoked, so that the leader can hand it on (incremental
 	// cooperative rebalancing).

@@ -2,32 +2,8 @@ package actors
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
 	"sync"
 )
-
-// goSafe runs fn on a goroutine of its own and reports its end through done:
-// nil when it returned nil, else a *failure with the trace. A panic inside fn
-// (that is, inside connector code) becomes such a failure too, so it can never
-// take the worker down (invariants 5 and 8).
-func goSafe(ctx context.Context, fn func(context.Context) error, done func(*failure)) {
-	go func() {
-		done(runSafe(ctx, fn))
-	}()
-}
-
-func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
-	defer func() {
-		if r := recover(); r != nil {
-			f = &failure{err: fmt.Errorf("panic: %v", r), trace: fmt.Sprintf("panic: %v\n\n%s", r, debug.Stack())}
-		}
-	}()
-	if err := fn(ctx); err != nil {
-		return &failure{err: err, trace: err.Error()}
-	}
-	return nil
-}
 
 // leases makes sure that at most one instance of a task runs on this worker at
 // a time (invariant 4, within one worker): a restarted or re-assigned task

@@ -1,0 +1,29 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+// goSafe runs fn on a goroutine of its own and reports its end through done:
+// nil when it returned nil, else a *failure with the trace. A panic inside fn
+// (that is, inside connector code) becomes such a failure too, so it can never
+// take the worker down (invariants 5 and 8).
+func goSafe(ctx context.Context, fn func(context.Context) error, done func(*failure)) {
+	go func() {
+		done(runSafe(ctx, fn))
+	}()
+}
+
+func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			f = &failure{err: fmt.Errorf("panic: %v", r), trace: fmt.Sprintf("panic: %v\n\n%s", r, debug.Stack())}
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return &failure{err: err, trace: err.Error()}
+	}
+	return nil
+}
