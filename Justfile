@@ -55,8 +55,8 @@ test-kafka:
 chaos:
     SLUICE_CHAOS_DURATION=${DURATION:-3m} go test -count=1 -v -timeout 30m ./test/chaos/
 
-# Regenerate cluster/controlpb's protobuf code (installs protoc and protoc-gen-go if missing).
+# Regenerate internal/controlpb's protobuf code (installs protoc and protoc-gen-go if missing).
 proto:
     command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
     go install google.golang.org/protobuf/cmd/protoc-gen-go@$(go list -m -f '{{{{.Version}}' google.golang.org/protobuf)
-    cd cluster/controlpb && protoc --plugin=protoc-gen-go=$(go env GOPATH)/bin/protoc-gen-go --go_out=. --go_opt=paths=source_relative control.proto
+    cd internal/controlpb && protoc --plugin=protoc-gen-go=$(go env GOPATH)/bin/protoc-gen-go --go_out=. --go_opt=paths=source_relative control.proto

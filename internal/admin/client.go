@@ -180,7 +180,7 @@ func (c *Client) Do(ctx context.Context, req *controlpb.AdminRequest) (*controlp
 			return ar, nil
 		}
 		errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.WorkerID, w.Actor, err))
-		if errors.Is(err, actor.ErrTimeout) && (isWrite(req) || ctx.Err() != nil) {
+		if errors.Is(err, actor.ErrTimeout) && (!resendable(req) || ctx.Err() != nil) {
 			break
 		}
 	}
@@ -192,4 +192,19 @@ func (c *Client) Close() {
 	c.remote.Shutdown(true)
 	c.system.Shutdown()
 	c.g.Leave()
+}
+
+// resendable tells the requests that may be sent to another worker after
+// one timed out: reads. A write that timed out may have been carried out,
+// and is not sent twice.
+func resendable(req *controlpb.AdminRequest) bool {
+	switch req.GetOp().(type) {
+	case *controlpb.AdminRequest_ListConnectors, *controlpb.AdminRequest_GetConnector, *controlpb.AdminRequest_GetConfig,
+		*controlpb.AdminRequest_GetStatus, *controlpb.AdminRequest_GetTasks, *controlpb.AdminRequest_GetTaskStatus,
+		*controlpb.AdminRequest_GetOffsets, *controlpb.AdminRequest_ListPlugins, *controlpb.AdminRequest_PluginConfig,
+		*controlpb.AdminRequest_Validate, *controlpb.AdminRequest_GetTopics, *controlpb.AdminRequest_ListWorkers,
+		*controlpb.AdminRequest_ListLoggers, *controlpb.AdminRequest_GetLogger:
+		return true
+	}
+	return false
 }

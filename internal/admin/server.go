@@ -23,37 +23,21 @@ import (
 
 // Server answers admin requests on one worker.
 type Server struct {
+	// C is the worker's control plane: its control.Router, which sends
+	// writes to the leader. Requests another worker forwarded here as the
+	// leader's are marked (control.Forwarded), so they are never
+	// forwarded again.
 	C control.API
-	// WorkerID names this worker in forwarded requests.
+	// WorkerID names this worker in answers.
 	WorkerID string
-	// Leader reports whether this worker leads its group, and otherwise
-	// forwards a request to the leader's admin actor (an error when no
-	// leader is known, as during a rebalance).
-	Leader func() bool
-	// Forward sends a write to the leader's admin actor.
-	Forward func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error)
 	// Workers answers list_workers with GET /workers' body.
 	Workers func(ctx context.Context) (any, error)
 	// RestartLocal restarts a task if it runs on this worker.
 	RestartLocal func(connector string, task int) bool
-	// Timeout bounds one request; default 60 s.
+	// Timeout bounds one request; default 120 s, above the control plane's
+	// request timeout (90 s), so that a write waiting for a leader is
+	// answered by the control plane, not cut off here.
 	Timeout time.Duration
-}
-
-// isWrite tells the requests that change the cluster's state: like REST
-// writes, they are carried out by the leader (invariant 2).
-func isWrite(req *controlpb.AdminRequest) bool {
-	switch op := req.GetOp().(type) {
-	case *controlpb.AdminRequest_CreateConnector, *controlpb.AdminRequest_PutConfig, *controlpb.AdminRequest_PatchConfig,
-		*controlpb.AdminRequest_DeleteConnector, *controlpb.AdminRequest_Pause, *controlpb.AdminRequest_Resume,
-		*controlpb.AdminRequest_Stop, *controlpb.AdminRequest_Restart, *controlpb.AdminRequest_RestartTask,
-		*controlpb.AdminRequest_AlterOffsets, *controlpb.AdminRequest_ResetOffsets, *controlpb.AdminRequest_ResetTopics:
-		return true
-	case *controlpb.AdminRequest_SetLogger:
-		scope, _ := control.ParseLoggerScope(op.SetLogger.GetScope())
-		return scope == control.ScopeCluster
-	}
-	return false
 }
 
 // Conflict is Connect's answer while a rebalance leaves the leader unknown.
@@ -64,20 +48,12 @@ const Conflict = "Cannot complete request because of a conflicting operation (e.
 func (s *Server) Handle(ctx context.Context, req *controlpb.AdminRequest) *controlpb.AdminResponse {
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = 120 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if isWrite(req) && s.Leader != nil && !s.Leader() {
-		if req.GetForwardedBy() != "" || s.Forward == nil {
-			return errorResponse(http.StatusConflict, Conflict)
-		}
-		fwd := &controlpb.AdminRequest{ForwardedBy: s.WorkerID, Op: req.GetOp()}
-		res, err := s.Forward(ctx, fwd)
-		if err != nil {
-			return errorResponse(http.StatusConflict, Conflict+": "+err.Error())
-		}
-		return res
+	if req.GetForwardedBy() != "" {
+		ctx = control.Forwarded(ctx)
 	}
 	code, body, err := s.serve(ctx, req)
 	res := jsonResponse(code, body)
@@ -204,6 +180,13 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 		return ok, v, err
 	case *controlpb.AdminRequest_ResetTopics:
 		return http.StatusAccepted, nil, c.ResetTopics(ctx, op.ResetTopics.GetConnector())
+	case *controlpb.AdminRequest_PutTaskConfigs:
+		m := op.PutTaskConfigs
+		tasks := make([]map[string]string, len(m.GetTasks()))
+		for i, t := range m.GetTasks() {
+			tasks[i] = orEmpty(t.GetConfig())
+		}
+		return http.StatusNoContent, nil, s.C.PutTaskConfigs(ctx, m.GetConnector(), tasks)
 	case *controlpb.AdminRequest_ListWorkers:
 		if s.Workers == nil {
 			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/sluice-io/sluice/internal/admin"
+	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -23,7 +25,7 @@ func get(name string) *controlpb.AdminRequest {
 // The leader carries a write out; answers carry REST's codes and bodies.
 func TestLeaderServesWithRESTCodesAndShapes(t *testing.T) {
 	env := controltest.NewEnv(t)
-	s := &admin.Server{C: env.C, WorkerID: "w1", Leader: func() bool { return true }}
+	s := &admin.Server{C: env.C, WorkerID: "w1"}
 	ctx := t.Context()
 	res := s.Handle(ctx, create("c"))
 	var info map[string]any
@@ -57,17 +59,31 @@ func TestLeaderServesWithRESTCodesAndShapes(t *testing.T) {
 	}
 }
 
-// A follower answers reads itself and forwards writes to the leader, once:
-// a forwarded write that reaches a follower gets 409, not another hop.
+// cluster is a worker's membership as the router sees it: the leader is
+// this worker (self) or reached through leader; Sync has nothing to do, as
+// both workers of these tests share one config log.
+type cluster struct {
+	self   bool
+	leader control.LeaderWrites
+}
+
+func (c cluster) Leader() (bool, control.LeaderWrites) { return c.self, c.leader }
+func (c cluster) Sync(context.Context) error           { return nil }
+
+// A follower answers reads itself and sends writes to the leader's admin
+// actor, once: a forwarded write that reaches a worker that does not lead
+// is refused (421, the forwarding worker asks again), never forwarded
+// again. With no leader known, a write waits for one until the request
+// timeout, then gets 409.
 func TestFollowerForwardsWritesOnce(t *testing.T) {
 	env := controltest.NewEnv(t)
-	leader := &admin.Server{C: env.C, WorkerID: "w1", Leader: func() bool { return true }}
+	leader := &admin.Server{C: control.NewRouter(env.C, cluster{self: true}, 0), WorkerID: "w1"}
 	var forwarded []*controlpb.AdminRequest
-	follower := &admin.Server{C: env.C, WorkerID: "w2", Leader: func() bool { return false },
-		Forward: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
-			forwarded = append(forwarded, req)
-			return leader.Handle(ctx, req), nil
-		}}
+	toLeader := admin.Leader{From: "w2", Ask: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
+		forwarded = append(forwarded, req)
+		return leader.Handle(ctx, req), nil
+	}}
+	follower := &admin.Server{C: control.NewRouter(env.C, cluster{leader: toLeader}, 0), WorkerID: "w2"}
 	ctx := t.Context()
 	if res := follower.Handle(ctx, create("c")); res.GetCode() != http.StatusCreated {
 		t.Fatalf("create through a follower: %d %s", res.GetCode(), res.GetMessage())
@@ -80,8 +96,8 @@ func TestFollowerForwardsWritesOnce(t *testing.T) {
 	}
 	again := create("d")
 	again.ForwardedBy = "w3"
-	if res := follower.Handle(ctx, again); res.GetCode() != http.StatusConflict {
-		t.Fatalf("forwarded write on a follower: %d, want 409", res.GetCode())
+	if res := follower.Handle(ctx, again); res.GetCode() != http.StatusMisdirectedRequest || len(forwarded) != 1 {
+		t.Fatalf("forwarded write on a follower: %d, forwarded %d; want 421 and no second hop", res.GetCode(), len(forwarded))
 	}
 	// A cluster-wide log level is a config topic write too, in any case.
 	setLevel := &controlpb.AdminRequest{Op: &controlpb.AdminRequest_SetLogger{SetLogger: &controlpb.SetLogger{Name: "sluice", Level: "DEBUG", Scope: "Cluster"}}}
@@ -89,8 +105,19 @@ func TestFollowerForwardsWritesOnce(t *testing.T) {
 	if len(forwarded) != 2 {
 		t.Fatalf("scope=Cluster log level was not forwarded to the leader")
 	}
-	noLeader := &admin.Server{C: env.C, WorkerID: "w2", Leader: func() bool { return false }}
-	if res := noLeader.Handle(ctx, create("e")); res.GetCode() != http.StatusConflict {
-		t.Fatalf("write with no leader to forward to: %d, want 409", res.GetCode())
+	// Task configs a connector computed on a follower are written by the
+	// leader.
+	tasks := &controlpb.AdminRequest{Op: &controlpb.AdminRequest_PutTaskConfigs{PutTaskConfigs: &controlpb.TaskConfigs{
+		Connector: "c", Tasks: []*controlpb.TaskConfig{{Config: map[string]string{"a": "1"}}, {Config: map[string]string{"a": "2"}}}}}}
+	if res := follower.Handle(ctx, tasks); res.GetCode() != http.StatusNoContent || len(forwarded) != 3 {
+		t.Fatalf("task configs through a follower: %d %s, forwarded %d", res.GetCode(), res.GetMessage(), len(forwarded))
+	}
+	if got := env.Configs.Snapshot().Connectors["c"].Tasks; len(got) != 2 || got[1]["a"] != "2" {
+		t.Fatalf("task configs after the forwarded write: %v", got)
+	}
+	noLeader := &admin.Server{C: control.NewRouter(env.C, cluster{}, 300*time.Millisecond), WorkerID: "w2"}
+	start := time.Now()
+	if res := noLeader.Handle(ctx, create("e")); res.GetCode() != http.StatusConflict || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("write with no leader: %d after %v, want 409 once the request timeout (300ms) is spent", res.GetCode(), time.Since(start))
 	}
 }

@@ -18,6 +18,9 @@ type API interface {
 	PluginConfig(class string) ([]ConfigKeyInfo, error)
 	Validate(class string, config map[string]string) (ConfigInfos, error)
 	Writer
+	// PutTaskConfigs stores the task configs a connector's instance
+	// computed; workers send them to the leader's admin actor.
+	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
 	OffsetsController
 	TopicsController
 	LoggersController
@@ -46,4 +49,5 @@ type LoggersController interface {
 	Logger(name string) (LoggerLevel, error)
 	SetLogger(ctx context.Context, name, level, scope string) (changed []string, err error)
 }
+
 var _ API = (*Controller)(nil)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/state"
@@ -22,8 +23,8 @@ import (
 // (*state.ConfigLog).
 type ConfigStore interface {
 	Snapshot() state.Snapshot
-	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
-	PutTargetState(ctx context.Context, name string, s state.TargetState) error
+	// Write writes a batch and returns once this worker's snapshot holds it.
+	Write(ctx context.Context, b *state.Batch) error
 	DeleteConnector(ctx context.Context, name string) error
 	RequestRestart(ctx context.Context, r state.RestartRequest) error
 }
@@ -85,6 +86,9 @@ type Options struct {
 	Ready func() bool
 	// WriteTimeout bounds each write to the config topic; default 30s.
 	WriteTimeout time.Duration
+
+	// Log is where the control plane logs; the zero value discards.
+	Log zerolog.Logger
 
 	// RestartTask asks worker workerID to restart a task it runs, and
 	// reports whether it runs it; nil answers task restarts with 501.

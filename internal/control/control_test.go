@@ -21,7 +21,9 @@ func TestCreateThenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCfg := controltest.SourceConfig("name", "src")
-	want := control.ConnectorInfo{Name: "src", Config: wantCfg, Tasks: []connectors.TaskID{}, Type: "source"}
+	// The leader splits the connector as it creates it, so its first task
+	// configs are written with its config (one rebalance places both).
+	want := control.ConnectorInfo{Name: "src", Config: wantCfg, Tasks: []connectors.TaskID{{Connector: "src", Task: 0}}, Type: "source"}
 	if !reflect.DeepEqual(info, want) {
 		t.Fatalf("Create = %+v, want %+v", info, want)
 	}
@@ -41,14 +43,15 @@ func TestCreateThenRead(t *testing.T) {
 		t.Fatalf("Config = %v, %v", cfg, err)
 	}
 	tasks, err := e.C.Tasks("src")
-	if err != nil || len(tasks) != 0 || tasks == nil {
-		t.Fatalf("Tasks = %#v, %v; want an empty list", tasks, err)
+	if err != nil || len(tasks) != 1 || tasks[0].ID != (connectors.TaskID{Connector: "src", Task: 0}) {
+		t.Fatalf("Tasks = %#v, %v; want the one task the leader split", tasks, err)
 	}
 	st, err := e.C.Status("a-sink")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSt := control.ConnectorStatus{Name: "a-sink", Connector: control.StateInfo{State: "UNASSIGNED"}, Tasks: []control.TaskState{}, Type: "sink"}
+	wantSt := control.ConnectorStatus{Name: "a-sink", Connector: control.StateInfo{State: "UNASSIGNED"},
+		Tasks: []control.TaskState{{ID: 0, State: "UNASSIGNED"}}, Type: "sink"}
 	if !reflect.DeepEqual(st, wantSt) {
 		t.Fatalf("Status = %+v, want %+v", st, wantSt)
 	}
@@ -79,7 +82,10 @@ func TestReadsOfUnknownConnectorAre404(t *testing.T) {
 }
 
 // The target state must be in the topic before the config, or a connector
-// created PAUSED or STOPPED would start running first.
+// created PAUSED or STOPPED would start running first. A RUNNING one has
+// its first task configs written after its config, in the same batch; a
+// PAUSED or STOPPED one none (Connect splits a paused connector only once
+// it is resumed).
 func TestCreateWritesTargetStateBeforeConfig(t *testing.T) {
 	for _, tc := range []struct {
 		initial control.InitialState
@@ -96,6 +102,9 @@ func TestCreateWritesTargetStateBeforeConfig(t *testing.T) {
 			}
 			calls := e.Configs.Calls()
 			want := []controltest.Call{{Op: "target", Name: "c", Target: tc.want}, {Op: "config", Name: "c"}}
+			if tc.want == state.TargetStarted {
+				want = append(want, controltest.Call{Op: "tasks", Name: "c"})
+			}
 			if !reflect.DeepEqual(calls, want) {
 				t.Fatalf("writes %+v, want %+v", calls, want)
 			}

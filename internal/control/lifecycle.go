@@ -40,19 +40,23 @@ func (c *Controller) patch(ctx context.Context, conn *state.Connector, patch map
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
-	if err := c.o.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
-		return ConnectorInfo{}, storeError("writing the config of connector "+name, err)
-	}
-	info := c.info(conn)
-	info.Config, info.Type = cfg, string(ev.plugin.Type)
-	return info, nil
+	return c.reconfigure(ctx, conn, cfg, ev)
 }
 
 // Stop stops connector name: its connector and tasks shut down, its task
 // configs are emptied, and it stays STOPPED until resumed. Stopping a
-// stopped connector is not an error.
+// stopped connector is not an error. The target state and the emptied
+// task configs are one write, as in Connect's herder, so that when Stop
+// answers, the offsets of the connector can be changed at once (they may
+// be only while it is STOPPED with no task configs).
 func (c *Controller) Stop(ctx context.Context, name string) error {
-	return c.setTarget(ctx, name, state.TargetStopped)
+	return c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
+		b := new(state.Batch).TargetState(name, state.TargetStopped).TaskConfigs(name, nil)
+		if err := c.o.Configs.Write(ctx, b); err != nil {
+			return storeError("stopping connector "+name, err)
+		}
+		return nil
+	})
 }
 
 // Restart asks the workers to restart connector name and, with

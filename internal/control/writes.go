@@ -2,7 +2,9 @@ package control
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
@@ -77,30 +79,62 @@ func (c *Controller) Create(ctx context.Context, name string, config map[string]
 	if _, ok := c.exists(name); ok {
 		return ConnectorInfo{}, errorf(http.StatusConflict, "Connector %s already exists", name)
 	}
-	if err := c.create(wctx, name, cfg, targetOf(st)); err != nil {
-		return ConnectorInfo{}, err
-	}
-	return ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}, nil
+	return c.create(wctx, name, cfg, ev, targetOf(st))
 }
 
-// create writes the target state before the config: the config record is
-// what makes workers start the connector, and it must find its target state
-// already there, or a connector created PAUSED or STOPPED would run for a
-// moment. Writing STARTED too overwrites a target state left behind by an
-// earlier create whose config write failed.
-func (c *Controller) create(ctx context.Context, name string, cfg map[string]string, target state.TargetState) error {
-	if err := c.o.Configs.PutTargetState(ctx, name, target); err != nil {
-		return storeError("writing the target state of connector "+name, err)
+// create writes the target state, the config and, for a connector that
+// starts RUNNING, its first task configs, in that order and as one batch.
+// The config record is what makes workers start the connector, and it must
+// find its target state already there, or a connector created PAUSED or
+// STOPPED would run for a moment. Writing STARTED too overwrites a target
+// state left behind by an earlier create whose config write failed. As in
+// Connect, a connector created PAUSED gets its first tasks only once it is
+// resumed, and a STOPPED one none.
+func (c *Controller) create(ctx context.Context, name string, cfg map[string]string, ev *evaluation, target state.TargetState) (ConnectorInfo, error) {
+	b := new(state.Batch).TargetState(name, target).ConnectorConfig(name, cfg)
+	info := ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}
+	if target == state.TargetStarted {
+		if tasks := c.split(ctx, ev.plugin, cfg); tasks != nil {
+			b.TaskConfigs(name, tasks)
+			info.Tasks = taskIDs(name, len(tasks))
+		}
 	}
-	if err := c.o.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
-		return storeError("writing the config of connector "+name, err)
+	if err := c.o.Configs.Write(ctx, b); err != nil {
+		return ConnectorInfo{}, storeError("writing connector "+name, err)
 	}
-	return nil
+	return info, nil
+}
+
+// reconfigure writes a new config for existing connector conn, with the
+// task configs it splits into when it runs (see split), as one batch.
+func (c *Controller) reconfigure(ctx context.Context, conn *state.Connector, cfg map[string]string, ev *evaluation) (ConnectorInfo, error) {
+	name := conn.Name
+	b := new(state.Batch).ConnectorConfig(name, cfg)
+	info := c.info(conn)
+	info.Config, info.Type = cfg, string(ev.plugin.Type)
+	if conn.TargetState == state.TargetStarted {
+		if tasks := c.split(ctx, ev.plugin, cfg); tasks != nil {
+			b.TaskConfigs(name, tasks)
+			info.Tasks = taskIDs(name, len(tasks))
+		}
+	}
+	if err := c.o.Configs.Write(ctx, b); err != nil {
+		return ConnectorInfo{}, storeError("writing the config of connector "+name, err)
+	}
+	return info, nil
+}
+
+func taskIDs(name string, n int) []connectors.TaskID {
+	ids := make([]connectors.TaskID, n)
+	for i := range ids {
+		ids[i] = connectors.TaskID{Connector: name, Task: i}
+	}
+	return ids
 }
 
 // PutConfig creates connector name (created is true) or replaces its config.
-// An existing connector keeps its target state and tasks until the
-// connector produces new task configs.
+// An existing connector keeps its target state; its tasks take the new
+// split.
 func (c *Controller) PutConfig(ctx context.Context, name string, config map[string]string) (ConnectorInfo, bool, error) {
 	if !c.ready() {
 		return ConnectorInfo{}, false, notReady()
@@ -116,17 +150,31 @@ func (c *Controller) PutConfig(ctx context.Context, name string, config map[stri
 	defer done()
 	conn, ok := c.exists(name)
 	if !ok {
-		if err := c.create(wctx, name, cfg, state.TargetStarted); err != nil {
-			return ConnectorInfo{}, false, err
+		info, err := c.create(wctx, name, cfg, ev, state.TargetStarted)
+		return info, err == nil, err
+	}
+	info, err := c.reconfigure(wctx, conn, cfg, ev)
+	return info, false, err
+}
+
+// PutTaskConfigs stores the task configs a connector's instance computed.
+// Only the leader writes the config topic (invariant 2): a worker whose
+// connector split sends them here through its Router. 404 when the
+// connector is gone meanwhile; unchanged configs are not written again.
+func (c *Controller) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
+	return c.onConnector(ctx, name, func(ctx context.Context, conn *state.Connector) error {
+		if sameTaskConfigs(conn.Tasks, tasks) {
+			return nil
 		}
-		return ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}, true, nil
-	}
-	if err := c.o.Configs.PutConnectorConfig(wctx, name, cfg); err != nil {
-		return ConnectorInfo{}, false, storeError("writing the config of connector "+name, err)
-	}
-	info := c.info(conn)
-	info.Config, info.Type = cfg, string(ev.plugin.Type)
-	return info, false, nil
+		if err := c.o.Configs.Write(ctx, new(state.Batch).TaskConfigs(name, tasks)); err != nil {
+			return storeError("writing the task configs of connector "+name, err)
+		}
+		return nil
+	})
+}
+
+func sameTaskConfigs(a, b []map[string]string) bool {
+	return slices.EqualFunc(a, b, func(x, y map[string]string) bool { return maps.Equal(x, y) })
 }
 
 // Delete removes connector name: 404 when there is none.
@@ -153,7 +201,7 @@ func (c *Controller) Resume(ctx context.Context, name string) error {
 
 func (c *Controller) setTarget(ctx context.Context, name string, t state.TargetState) error {
 	return c.onConnector(ctx, name, func(ctx context.Context, _ *state.Connector) error {
-		if err := c.o.Configs.PutTargetState(ctx, name, t); err != nil {
+		if err := c.o.Configs.Write(ctx, new(state.Batch).TargetState(name, t)); err != nil {
 			return storeError("writing the target state of connector "+name, err)
 		}
 		return nil

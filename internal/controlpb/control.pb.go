@@ -238,6 +238,7 @@ type AdminRequest struct {
 	//	*AdminRequest_GetLogger
 	//	*AdminRequest_SetLogger
 	//	*AdminRequest_LocalRestartTask
+	//	*AdminRequest_PutTaskConfigs
 	Op            isAdminRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -539,6 +540,15 @@ func (x *AdminRequest) GetLocalRestartTask() *TaskRef {
 	return nil
 }
 
+func (x *AdminRequest) GetPutTaskConfigs() *TaskConfigs {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_PutTaskConfigs); ok {
+			return x.PutTaskConfigs
+		}
+	}
+	return nil
+}
+
 type isAdminRequest_Op interface {
 	isAdminRequest_Op()
 }
@@ -657,6 +667,12 @@ type AdminRequest_LocalRestartTask struct {
 	LocalRestartTask *TaskRef `protobuf:"bytes,37,opt,name=local_restart_task,json=localRestartTask,proto3,oneof"`
 }
 
+type AdminRequest_PutTaskConfigs struct {
+	// put_task_configs is worker to leader: store the task configs a
+	// connector computed (only the leader writes the config topic).
+	PutTaskConfigs *TaskConfigs `protobuf:"bytes,38,opt,name=put_task_configs,json=putTaskConfigs,proto3,oneof"`
+}
+
 func (*AdminRequest_ListConnectors) isAdminRequest_Op() {}
 
 func (*AdminRequest_GetConnector) isAdminRequest_Op() {}
@@ -712,6 +728,8 @@ func (*AdminRequest_GetLogger) isAdminRequest_Op() {}
 func (*AdminRequest_SetLogger) isAdminRequest_Op() {}
 
 func (*AdminRequest_LocalRestartTask) isAdminRequest_Op() {}
+
+func (*AdminRequest_PutTaskConfigs) isAdminRequest_Op() {}
 
 // AdminResponse carries what the REST API would answer: its status code,
 // its JSON body (the same shapes, so `-o json` output equals REST's) and,
@@ -1487,6 +1505,103 @@ func (x *SetLogger) GetScope() string {
 	return ""
 }
 
+// TaskConfigs are a connector's task configs, in task order.
+type TaskConfigs struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Tasks         []*TaskConfig          `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskConfigs) Reset() {
+	*x = TaskConfigs{}
+	mi := &file_control_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskConfigs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskConfigs) ProtoMessage() {}
+
+func (x *TaskConfigs) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskConfigs.ProtoReflect.Descriptor instead.
+func (*TaskConfigs) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TaskConfigs) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *TaskConfigs) GetTasks() []*TaskConfig {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+type TaskConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Config        map[string]string      `protobuf:"bytes,1,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskConfig) Reset() {
+	*x = TaskConfig{}
+	mi := &file_control_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskConfig) ProtoMessage() {}
+
+func (x *TaskConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskConfig.ProtoReflect.Descriptor instead.
+func (*TaskConfig) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TaskConfig) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -1507,7 +1622,7 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"connectors\x18\x05 \x03(\tR\n" +
 	"connectors\x120\n" +
-	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xa2\x0f\n" +
+	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xee\x0f\n" +
 	"\fAdminRequest\x12!\n" +
 	"\fforwarded_by\x18\x01 \x01(\tR\vforwardedBy\x12L\n" +
 	"\x0flist_connectors\x18\n" +
@@ -1545,7 +1660,8 @@ const file_control_proto_rawDesc = "" +
 	"get_logger\x18# \x01(\v2\x1c.sluice.control.v1.LoggerRefH\x00R\tgetLogger\x12=\n" +
 	"\n" +
 	"set_logger\x18$ \x01(\v2\x1c.sluice.control.v1.SetLoggerH\x00R\tsetLogger\x12J\n" +
-	"\x12local_restart_task\x18% \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\x10localRestartTaskB\x04\n" +
+	"\x12local_restart_task\x18% \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\x10localRestartTask\x12J\n" +
+	"\x10put_task_configs\x18& \x01(\v2\x1e.sluice.control.v1.TaskConfigsH\x00R\x0eputTaskConfigsB\x04\n" +
 	"\x02op\"n\n" +
 	"\rAdminResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
@@ -1603,7 +1719,16 @@ const file_control_proto_rawDesc = "" +
 	"\tSetLogger\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\tR\x05level\x12\x14\n" +
-	"\x05scope\x18\x03 \x01(\tR\x05scopeB/Z-github.com/sluice-io/sluice/cluster/controlpbb\x06proto3"
+	"\x05scope\x18\x03 \x01(\tR\x05scope\"`\n" +
+	"\vTaskConfigs\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x123\n" +
+	"\x05tasks\x18\x02 \x03(\v2\x1d.sluice.control.v1.TaskConfigR\x05tasks\"\x8a\x01\n" +
+	"\n" +
+	"TaskConfig\x12A\n" +
+	"\x06config\x18\x01 \x03(\v2).sluice.control.v1.TaskConfig.ConfigEntryR\x06config\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B0Z.github.com/sluice-io/sluice/internal/controlpbb\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -1617,7 +1742,7 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_control_proto_goTypes = []any{
 	(*WorkerInfoRequest)(nil), // 0: sluice.control.v1.WorkerInfoRequest
 	(*TaskRef)(nil),           // 1: sluice.control.v1.TaskRef
@@ -1638,10 +1763,13 @@ var file_control_proto_goTypes = []any{
 	(*ListLoggers)(nil),       // 16: sluice.control.v1.ListLoggers
 	(*LoggerRef)(nil),         // 17: sluice.control.v1.LoggerRef
 	(*SetLogger)(nil),         // 18: sluice.control.v1.SetLogger
-	nil,                       // 19: sluice.control.v1.CreateConnector.ConfigEntry
-	nil,                       // 20: sluice.control.v1.PutConfig.ConfigEntry
-	nil,                       // 21: sluice.control.v1.PatchConfig.SetEntry
-	nil,                       // 22: sluice.control.v1.ValidateConfig.ConfigEntry
+	(*TaskConfigs)(nil),       // 19: sluice.control.v1.TaskConfigs
+	(*TaskConfig)(nil),        // 20: sluice.control.v1.TaskConfig
+	nil,                       // 21: sluice.control.v1.CreateConnector.ConfigEntry
+	nil,                       // 22: sluice.control.v1.PutConfig.ConfigEntry
+	nil,                       // 23: sluice.control.v1.PatchConfig.SetEntry
+	nil,                       // 24: sluice.control.v1.ValidateConfig.ConfigEntry
+	nil,                       // 25: sluice.control.v1.TaskConfig.ConfigEntry
 }
 var file_control_proto_depIdxs = []int32{
 	1,  // 0: sluice.control.v1.WorkerInfo.tasks:type_name -> sluice.control.v1.TaskRef
@@ -1673,15 +1801,18 @@ var file_control_proto_depIdxs = []int32{
 	17, // 26: sluice.control.v1.AdminRequest.get_logger:type_name -> sluice.control.v1.LoggerRef
 	18, // 27: sluice.control.v1.AdminRequest.set_logger:type_name -> sluice.control.v1.SetLogger
 	1,  // 28: sluice.control.v1.AdminRequest.local_restart_task:type_name -> sluice.control.v1.TaskRef
-	19, // 29: sluice.control.v1.CreateConnector.config:type_name -> sluice.control.v1.CreateConnector.ConfigEntry
-	20, // 30: sluice.control.v1.PutConfig.config:type_name -> sluice.control.v1.PutConfig.ConfigEntry
-	21, // 31: sluice.control.v1.PatchConfig.set:type_name -> sluice.control.v1.PatchConfig.SetEntry
-	22, // 32: sluice.control.v1.ValidateConfig.config:type_name -> sluice.control.v1.ValidateConfig.ConfigEntry
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	19, // 29: sluice.control.v1.AdminRequest.put_task_configs:type_name -> sluice.control.v1.TaskConfigs
+	21, // 30: sluice.control.v1.CreateConnector.config:type_name -> sluice.control.v1.CreateConnector.ConfigEntry
+	22, // 31: sluice.control.v1.PutConfig.config:type_name -> sluice.control.v1.PutConfig.ConfigEntry
+	23, // 32: sluice.control.v1.PatchConfig.set:type_name -> sluice.control.v1.PatchConfig.SetEntry
+	24, // 33: sluice.control.v1.ValidateConfig.config:type_name -> sluice.control.v1.ValidateConfig.ConfigEntry
+	20, // 34: sluice.control.v1.TaskConfigs.tasks:type_name -> sluice.control.v1.TaskConfig
+	25, // 35: sluice.control.v1.TaskConfig.config:type_name -> sluice.control.v1.TaskConfig.ConfigEntry
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_control_proto_init() }
@@ -1718,6 +1849,7 @@ func file_control_proto_init() {
 		(*AdminRequest_GetLogger)(nil),
 		(*AdminRequest_SetLogger)(nil),
 		(*AdminRequest_LocalRestartTask)(nil),
+		(*AdminRequest_PutTaskConfigs)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1725,7 +1857,7 @@ func file_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

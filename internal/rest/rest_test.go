@@ -169,7 +169,10 @@ func TestCreateAndRead(t *testing.T) {
 		t.Errorf("Location %q", loc)
 	}
 	wantCfg := map[string]any{"connector.class": controltest.SourceClass, "topic": "out", "name": "src"}
-	wantInfo := map[string]any{"name": "src", "config": wantCfg, "tasks": []any{}, "type": "source"}
+	// The leader splits a connector as it creates it: its first task is
+	// in the answer already.
+	task0 := map[string]any{"connector": "src", "task": float64(0)}
+	wantInfo := map[string]any{"name": "src", "config": wantCfg, "tasks": []any{task0}, "type": "source"}
 	if got := r.object(t); !reflect.DeepEqual(got, wantInfo) {
 		t.Fatalf("create body %s", r.body)
 	}
@@ -177,11 +180,11 @@ func TestCreateAndRead(t *testing.T) {
 		"/connectors":            []any{"src"},
 		"/connectors/src":        wantInfo,
 		"/connectors/src/config": wantCfg,
-		"/connectors/src/tasks":  []any{},
+		"/connectors/src/tasks":  []any{map[string]any{"id": task0, "config": map[string]any{"task": "0"}}},
 		"/connectors/src/status": map[string]any{
 			"name":      "src",
 			"connector": map[string]any{"state": "UNASSIGNED", "worker_id": ""},
-			"tasks":     []any{},
+			"tasks":     []any{map[string]any{"id": float64(0), "state": "UNASSIGNED", "worker_id": ""}},
 			"type":      "source",
 		},
 	} {

@@ -373,60 +373,19 @@ func (c *ConfigLog) write(ctx context.Context, what string, recs ...*kgo.Record)
 	return nil
 }
 
-func propertiesValue(props map[string]string) ([]byte, error) {
-	if props == nil {
-		props = map[string]string{}
-	}
-	return json.Marshal(map[string]any{"properties": props})
-}
-
 // PutConnectorConfig writes connector-<name> -> {"properties":{...}}.
 func (c *ConfigLog) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
-	v, err := propertiesValue(config)
-	if err != nil {
-		return err
-	}
-	return c.write(ctx, "config of connector "+strconv.Quote(name),
-		&kgo.Record{Key: []byte(connectorPrefix + name), Value: v})
+	return c.Write(ctx, new(Batch).ConnectorConfig(name, config))
 }
 
-// PutTargetState writes target-state-<name>. For STOPPED, "state" says
-// PAUSED, as Connect writes it for readers that predate "state.v2".
+// PutTargetState writes target-state-<name>.
 func (c *ConfigLog) PutTargetState(ctx context.Context, name string, s TargetState) error {
-	legacy := s
-	switch s {
-	case TargetStarted, TargetPaused:
-	case TargetStopped:
-		legacy = TargetPaused
-	default:
-		return fmt.Errorf("unknown target state %q", s)
-	}
-	v, err := json.Marshal(map[string]string{"state": string(legacy), "state.v2": string(s)})
-	if err != nil {
-		return err
-	}
-	return c.write(ctx, "target state of connector "+strconv.Quote(name),
-		&kgo.Record{Key: []byte(targetStatePrefix + name), Value: v})
+	return c.Write(ctx, new(Batch).TargetState(name, s))
 }
 
-// PutTaskConfigs writes task-<name>-<n> for every task, then commit-<name>
-// -> {"tasks":N}, all in order on the one partition. An empty tasks writes
-// only the commit, which empties the task list.
+// PutTaskConfigs writes a connector's task configs and their commit record.
 func (c *ConfigLog) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
-	recs := make([]*kgo.Record, 0, len(tasks)+1)
-	for i, tc := range tasks {
-		v, err := propertiesValue(tc)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%s%s-%d", taskPrefix, name, i), Value: v})
-	}
-	commit, err := json.Marshal(map[string]int{"tasks": len(tasks)})
-	if err != nil {
-		return err
-	}
-	recs = append(recs, &kgo.Record{Key: []byte(commitPrefix + name), Value: commit})
-	return c.write(ctx, fmt.Sprintf("%d task config(s) of connector %q", len(tasks), name), recs...)
+	return c.Write(ctx, new(Batch).TaskConfigs(name, tasks))
 }
 
 // DeleteConnector tombstones connector-<name> and target-state-<name>, as

@@ -400,10 +400,7 @@ func TestConfigLogUnreachableBroker(t *testing.T) {
 
 // The values Sluice writes parse as Kafka Connect writes them.
 func TestConfigValueFormats(t *testing.T) {
-	v, err := propertiesValue(map[string]string{"a": "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := propertiesValue(map[string]string{"a": "b"})
 	var m map[string]map[string]string
 	if err := json.Unmarshal(v, &m); err != nil || m["properties"]["a"] != "b" {
 		t.Fatalf("%s: %v", v, err)

@@ -1,19 +1,14 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -179,127 +174,25 @@ func (m *membership) follow(ctx context.Context) {
 	}
 }
 
-// leaderURL is the REST URL of the leader of the current generation, or ""
-// while none is known.
-func (m *membership) leader() (isLeader bool, url string) {
+// Leader tells the control plane who carries out writes now (see
+// control.Router): this worker, or the leader's admin actor, found through
+// gossip by the leader's URL from the assignment.
+func (m *membership) Leader() (self bool, leader control.LeaderWrites) {
 	st := m.member.State()
-	return st.Leader(), st.Assignment.LeaderURL
+	if st.Leader() {
+		return true, nil
+	}
+	addr := m.actorOf("", st.Assignment.LeaderURL)
+	if st.Assignment.LeaderURL == "" || addr == "" || m.w.actors == nil {
+		return false, nil
+	}
+	return false, admin.Leader{From: m.w.cfg.WorkerID, Ask: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
+		return m.ask(ctx, addr, req)
+	}}
 }
 
-// PutTaskConfigs stores a connector's task configs: the leader writes them,
-// any other worker forwards them to the leader (invariant 2).
-func (m *membership) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
-	isLeader, leaderURL := m.leader()
-	if isLeader {
-		return m.w.configs.PutTaskConfigs(ctx, name, tasks)
-	}
-	if leaderURL == "" {
-		return fmt.Errorf("no group leader known yet to store the task configs of %q", name)
-	}
-	if tasks == nil {
-		tasks = []map[string]string{}
-	}
-	body, _ := json.Marshal(tasks)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, leaderURL+"/connectors/"+url.PathEscape(name)+"/tasks", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(forwardedHeader, m.w.cfg.WorkerID)
-	resp, err := forwardClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("forward task configs of %q to the leader: %w", name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("leader refused the task configs of %q: %s %s", name, resp.Status, bytes.TrimSpace(msg))
-	}
-	return nil
-}
-
-// forwardedHeader marks a request one worker forwarded to another, so a
-// worker that is not the leader either never forwards it again.
-const forwardedHeader = "X-Sluice-Forwarded-By"
-
-var forwardClient = &http.Client{Timeout: 30 * time.Second}
-
-// handler wraps the REST API: writes go to the leader (a follower proxies
-// them there, as Connect does), and the internal task-config endpoint takes
-// configs forwarded by other workers.
-func (m *membership) handler(api http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /connectors/{connector}/tasks", m.serveTaskConfigs)
-	mux.HandleFunc("GET /workers", m.serveWorkers)
-	mux.Handle("/", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if !leaderWrite(r) {
-			api.ServeHTTP(rw, r) // reads are served from the local view
-			return
-		}
-		isLeader, leaderURL := m.leader()
-		if isLeader {
-			api.ServeHTTP(rw, r)
-			return
-		}
-		if leaderURL == "" || r.Header.Get(forwardedHeader) != "" {
-			conflict(rw)
-			return
-		}
-		target, err := url.Parse(leaderURL)
-		if err != nil {
-			conflict(rw)
-			return
-		}
-		proxy := httputil.NewSingleHostReverseProxy(target)
-		proxy.ErrorHandler = func(rw http.ResponseWriter, _ *http.Request, _ error) { conflict(rw) }
-		r.Header.Set(forwardedHeader, m.w.cfg.WorkerID)
-		proxy.ServeHTTP(rw, r)
-	}))
-	return mux
-}
-
-// leaderWrite tells the requests only the leader carries out: writes
-// about connectors, and log levels set for the whole cluster (a record of
-// the config topic, which only the leader writes: invariant 2).
-func leaderWrite(r *http.Request) bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return false
-	}
-	if strings.HasPrefix(r.URL.Path, "/connectors") {
-		return true
-	}
-	scope, _ := control.ParseLoggerScope(r.URL.Query().Get("scope"))
-	return strings.HasPrefix(r.URL.Path, "/admin/loggers/") && scope == control.ScopeCluster
-}
-
-// conflict is Connect's answer while a rebalance leaves the leader unknown.
-func conflict(rw http.ResponseWriter) {
-	rw.Header().Set("Content-Type", "application/json")
-	rw.WriteHeader(http.StatusConflict)
-	_ = json.NewEncoder(rw).Encode(map[string]any{"error_code": http.StatusConflict,
-		"message": "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"})
-}
-
-func (m *membership) serveTaskConfigs(rw http.ResponseWriter, r *http.Request) {
-	if isLeader, _ := m.leader(); !isLeader {
-		conflict(rw)
-		return
-	}
-	var tasks []map[string]string
-	if err := json.NewDecoder(io.LimitReader(r.Body, 8<<20)).Decode(&tasks); err != nil {
-		rw.Header().Set("Content-Type", "application/json")
-		rw.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"error_code": 400, "message": "task configs: " + err.Error()})
-		return
-	}
-	if err := m.w.configs.PutTaskConfigs(r.Context(), r.PathValue("connector"), tasks); err != nil {
-		rw.Header().Set("Content-Type", "application/json")
-		rw.WriteHeader(http.StatusInternalServerError)
-		_ = json.NewEncoder(rw).Encode(map[string]any{"error_code": 500, "message": err.Error()})
-		return
-	}
-	rw.WriteHeader(http.StatusNoContent)
-}
+// Sync reads the config topic to its end (control.Router reads with it).
+func (m *membership) Sync(ctx context.Context) error { return m.w.configs.ReadToEnd(ctx) }
 
 // info describes this worker for its admin actor.
 func (m *membership) info() *controlpb.WorkerInfo {
@@ -356,13 +249,23 @@ func (m *membership) workersBody(ctx context.Context) (any, error) {
 }
 
 func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
+	rw.Header().Set("Content-Type", "application/json")
 	body, err := m.workersBody(r.Context())
 	if err != nil {
-		conflict(rw)
+		code := control.StatusCode(err)
+		rw.WriteHeader(code)
+		_ = json.NewEncoder(rw).Encode(map[string]any{"error_code": code, "message": err.Error()})
 		return
 	}
-	rw.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(rw).Encode(body)
+}
+
+// handler is the REST API plus GET /workers, Sluice's extension.
+func (m *membership) handler(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /workers", m.serveWorkers)
+	mux.Handle("/", api)
+	return mux
 }
 
 // actorOf is the actor address of the worker with the given id, or of the
@@ -416,18 +319,10 @@ func (m *membership) restartTaskOn(ctx context.Context, workerID, connector stri
 }
 
 // adminServer answers the admin actor's requests with the control plane
-// of this worker; writes go to the leader's admin actor.
+// of this worker.
 func (m *membership) adminServer() *admin.Server {
 	return &admin.Server{
-		C: m.w.ctl, WorkerID: m.w.cfg.WorkerID,
-		Leader: func() bool { isLeader, _ := m.leader(); return isLeader },
-		Forward: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
-			_, url := m.leader()
-			if url == "" {
-				return nil, errors.New("no group leader known yet")
-			}
-			return m.ask(ctx, m.actorOf("", url), req)
-		},
+		C: m.w.api, WorkerID: m.w.cfg.WorkerID,
 		Workers: m.workersBody,
 		RestartLocal: func(connector string, task int) bool {
 			return m.w.runtime != nil && m.w.runtime.RestartTask(connector, task)

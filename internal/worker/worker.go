@@ -71,8 +71,13 @@ type Config struct {
 	// Group timing: session.timeout.ms (10 s), heartbeat.interval.ms
 	// (1 s here, 3 s in Connect) and rebalance.timeout.ms (60 s).
 	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
-	Backoff                                             actors.Backoff
-	Registry                                            *connectors.Registry
+	// RequestTimeout bounds how long a REST or admin request waits for the
+	// worker to join its group or for a rebalance to end before it is
+	// answered 503 or 409 (control.DefaultRequestTimeout, 90 s, as
+	// Connect's REST request timeout).
+	RequestTimeout time.Duration
+	Backoff        actors.Backoff
+	Registry       *connectors.Registry
 	// KafkaOpts are extra client options (TLS, SASL, ...).
 	KafkaOpts []kgo.Opt
 	Version   string
@@ -206,6 +211,7 @@ type Worker struct {
 	startErr  error
 
 	ctl      *control.Controller
+	api      *control.Router // ctl, with writes carried out by the leader
 	adm      *kadm.Client
 	admCl    *kgo.Client
 	producer *kgo.Client
@@ -250,7 +256,7 @@ func Start(cfg Config) (*Worker, error) {
 		ln.Close()
 		return nil, err
 	}
-	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.ctl, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
+	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.api, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("REST server stopped")
@@ -309,11 +315,13 @@ func (w *Worker) build() error {
 		Topics:  w.statuses,
 		// The leader asks the worker that runs a task to restart it.
 		RestartTask: w.members.restartTaskOn,
+		Log:         w.cfg.logger(loglevel.REST),
 	})
 	if err != nil {
 		return err
 	}
 	w.ctl = ctl
+	w.api = control.NewRouter(ctl, w.members, w.cfg.RequestTimeout)
 	bind := w.cfg.GossipBind
 	if bind == "" {
 		bind = "127.0.0.1:0"
@@ -483,7 +491,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	rt, err := actors.NewRuntime(actors.Options{
 		Topics:   topics,
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
-		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.members,
+		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Producer:  w.producer, Admin: w.adm,
 		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,

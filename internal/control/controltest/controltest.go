@@ -125,18 +125,14 @@ func (s *RecordingStore) record(c Call) error {
 	return s.fail
 }
 
-func (s *RecordingStore) PutConnectorConfig(ctx context.Context, name string, cfg map[string]string) error {
-	if err := s.record(Call{Op: "config", Name: name}); err != nil {
-		return err
+// Write records each write of the batch, then writes it.
+func (s *RecordingStore) Write(ctx context.Context, b *state.Batch) error {
+	for _, op := range b.Ops() {
+		if err := s.record(Call{Op: op.Kind, Name: op.Name, Target: op.Target}); err != nil {
+			return err
+		}
 	}
-	return s.ConfigLog.PutConnectorConfig(ctx, name, cfg)
-}
-
-func (s *RecordingStore) PutTargetState(ctx context.Context, name string, ts state.TargetState) error {
-	if err := s.record(Call{Op: "target", Name: name, Target: ts}); err != nil {
-		return err
-	}
-	return s.ConfigLog.PutTargetState(ctx, name, ts)
+	return s.ConfigLog.Write(ctx, b)
 }
 
 func (s *RecordingStore) DeleteConnector(ctx context.Context, name string) error {
