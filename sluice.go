@@ -112,8 +112,9 @@ type Worker struct {
 // are missing, reads them, and joins the cluster. Ready tells when it runs
 // connectors.
 //
-// NewWorker fails only on a bad Config or a REST address it cannot listen
-// on; failures that retrying cannot fix come later, through Done and Err.
+// NewWorker fails on a bad Config or an address it cannot listen on (REST
+// or gossip); failures that retrying cannot fix come later, through Done
+// and Err.
 func NewWorker(cfg Config) (*Worker, error) {
 	w, err := worker.Start(worker.Config{
 		Cluster:         cfg.Cluster,
