@@ -46,7 +46,7 @@ test-kafka:
     port=$(go run ./test/kafka/freeport)
     trap 'bash test/kafka/kafka.sh stop "$dir"; rm -rf "$dir"' EXIT
     bash test/kafka/kafka.sh start "$port" "$dir"
-    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./actors/ ./cluster/... ./offsets/ ./test/
+    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./internal/actors/ ./internal/state/ ./internal/control/... ./internal/rest/ ./internal/admin/ ./internal/worker/ ./internal/cluster/... ./internal/offsets/ ./internal/topics/ ./test/
 
 # DURATION (default 3m) sets how long; SLUICE_CHAOS_SEED replays a run,
 # SLUICE_TEST_BOOTSTRAP runs it against an external broker, and

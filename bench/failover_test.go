@@ -632,7 +632,7 @@ func foMax(ds []time.Duration) time.Duration {
 func foMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // foConnectDefaults is what Kafka Connect does in the same situation at
-// its defaults, from ../shared/DESIGN.md (Membership and failover). It is a
+// its defaults, from docs/design.md (Membership and failover). It is a
 // configured bound, not a measurement: nothing here ran Kafka Connect.
 const foConnectDefaults = `Kafka Connect at its defaults (not measured; from its configuration): a SIGKILLed
 worker is noticed when its group session expires (session.timeout.ms, 10 s), and its

@@ -22,7 +22,7 @@ import (
 // env is one Sluice worker without its REST API (the benchmarks do not
 // measure HTTP): an in-process kfake broker on loopback, the real
 // Kafka-backed config, status and offset stores, the shared producer and the
-// actor runtime, driven from the config topic as cluster/worker drives it.
+// actor runtime, driven from the config topic as internal/worker drives it.
 type env struct {
 	tb       testing.TB
 	k        *kafkatest.Env
@@ -60,7 +60,7 @@ func newEnv(tb testing.TB) *env {
 		tb.Fatal(err)
 	}
 
-	// A cluster of one, driven from the config topic as cluster/worker does.
+	// A cluster of one, driven from the config topic as internal/worker does.
 	fctx, fcancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -75,7 +75,7 @@ func newEnv(tb testing.TB) *env {
 		if err := e.rt.Stop(sctx); err != nil {
 			tb.Errorf("runtime stop: %v", err)
 		}
-		// As cluster/worker's Stop: the tasks' last statuses are written
+		// As internal/worker's Stop: the tasks' last statuses are written
 		// before the status log's client closes.
 		if err := e.statuses.Flush(sctx); err != nil {
 			tb.Errorf("status flush: %v", err)

@@ -3,7 +3,7 @@
 // A Connector describes its configuration (a ConfigDef), and splits one job into
 // at most tasks.max task configurations. Each task config runs as a SourceTask
 // (external system -> Kafka) or a SinkTask (Kafka -> external system). The
-// runtime in package actors owns everything else: converting records to and
+// runtime (internal/actors) owns everything else: converting records to and
 // from bytes, producing and consuming, storing offsets, supervising and
 // restarting failed tasks.
 //

@@ -343,7 +343,7 @@ func TestContractRESTAPI(t *testing.T) {
 				code, hdr, body := k.write(t, "POST", "/connectors", connectorJSON(t, name, cfg))
 				requireErrorBody(t, fmt.Sprintf("name %q", name), code, hdr, body, http.StatusBadRequest)
 			}
-			// '/' is a Sluice rule (connectors/common.ValidName): Connect
+			// '/' is a Sluice rule (internal/connconfig.ValidName): Connect
 			// dropped its own '/' check in KAFKA-4930 (KIP-212). A refusal
 			// must still be Connect's 400 error body.
 			code, hdr, body := k.write(t, "POST", "/connectors", connectorJSON(t, "a/b", contractSource(filepath.Join(dir, "x.txt"), "x")))

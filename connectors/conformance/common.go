@@ -9,7 +9,7 @@
 // definition, task splitting within tasks.max, every record exactly once and
 // in order, resuming right after committed offsets, bounded batches and
 // deadlines, at-least-once writes across a crash, offsets committed only for
-// durable data (invariant 1 of DESIGN.md), and a clean close.
+// durable data (invariant 1 of docs/design.md), and a clean close.
 package conformance
 
 import (

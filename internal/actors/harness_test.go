@@ -21,7 +21,7 @@ import (
 )
 
 // env is one worker's runtime on an embedded broker, with the real state
-// stores, driven from the config topic like cluster/worker does.
+// stores, driven from the config topic like internal/worker does.
 type env struct {
 	t        *testing.T
 	k        *kafkatest.Env

@@ -106,7 +106,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	if opts.Registry == nil || opts.Offsets == nil || opts.Status == nil || opts.TaskConfigs == nil || opts.Producer == nil {
 		return nil, fmt.Errorf("actors: registry, offsets, status, task config writer and producer are required")
 	}
-	// protoactor logs through slog; keep it at Warn (DESIGN.md), our own
+	// protoactor logs through slog; keep it at Warn (docs/adr/0002), our own
 	// logs carry the worker, connector and task fields.
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(routine{slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})})
@@ -137,7 +137,7 @@ func (h routine) WithAttrs(as []slog.Attr) slog.Handler { return routine{h.Handl
 func (h routine) WithGroup(name string) slog.Handler    { return routine{h.Handler.WithGroup(name)} }
 
 // ActorSystem is the runtime's actor system, for the actor cluster that
-// joins it to the other workers (cluster/actorcluster).
+// joins it to the other workers (internal/cluster/actorcluster).
 func (r *Runtime) ActorSystem() *actor.ActorSystem { return r.system }
 
 // Apply hands the worker actor the work it should run now. It returns at

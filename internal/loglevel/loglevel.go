@@ -17,7 +17,7 @@
 // level any logger can have: while nothing asks for DEBUG, Debug() returns
 // a nil event everywhere and its fields are never computed.
 //
-// The loggers of a Sluice worker (cluster/worker derives them; each also
+// The loggers of a Sluice worker (internal/worker derives them; each also
 // carries the fields "logger" and "worker"):
 //
 //	root                 the process: commands, the embedded broker

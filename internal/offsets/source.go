@@ -1,3 +1,7 @@
+// Package offsets keeps connectors' offsets with Kafka Connect's formats:
+// source offsets in the offsets topic (SourceStore), sink offsets in the
+// consumer group connect-<name>, and the offsets API over both
+// (ConnectorOffsets) that GET/PATCH/DELETE /connectors/{c}/offsets use.
 package offsets
 
 import (

@@ -1,7 +1,7 @@
-// Package offsets keeps source offsets in the offsets topic with Kafka
-// Connect's record formats, and provides the pieces every Kafka-backed store
-// of Sluice shares: creating and checking the internal topics, and a Tailer
-// that reads a topic from its start and can wait until it has read to the end.
+// Package topics holds what every Kafka-backed store of Sluice shares:
+// creating and checking the internal topics (EnsureTopics), and a Tailer that
+// reads a compacted topic from its start into memory and can wait until it
+// has read to the end, which is how a worker reads its own writes back.
 package topics
 
 import (

@@ -63,7 +63,7 @@ func Start(cfg Config) (n *Node, err error) {
 	rc := remote.Configure(host, 0)
 	p := &provider{g: cfg.Gossip, log: cfg.Log}
 	cc := cluster.Configure(cfg.Cluster, p, disthash.New(), rc,
-		// DESIGN.md: protoactor's gossip heartbeat expiration blocks a
+		// docs/adr/0002: protoactor's gossip heartbeat expiration blocks a
 		// stalled member for good without telling it; membership is
 		// memberlist's and Kafka's job here, so keep it out of the way.
 		cluster.WithHeartbeatExpiration(24*time.Hour))

@@ -59,7 +59,7 @@ type Config struct {
 	Advertise string
 	// Join lists other workers' gossip addresses.
 	Join []string
-	// Failure detection; zero values take the LAN tuning of DESIGN.md
+	// Failure detection; zero values take the LAN tuning of docs/design.md
 	// (a kill -9 is noticed in well under a second on loopback).
 	ProbeInterval, ProbeTimeout, GossipInterval time.Duration
 	SuspicionMult                               int

@@ -34,7 +34,7 @@ type Metadata struct {
 }
 
 // Assignment is what the leader gives each member in SyncGroup. It names the
-// leader (the truth about who leads this generation: DESIGN.md notes that a
+// leader (the truth about who leads this generation: docs/design.md notes that a
 // JoinGroup response can wrongly name several leaders) and the config offset
 // it was computed at, like Connect's.
 type Assignment struct {
