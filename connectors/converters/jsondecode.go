@@ -984,53 +984,76 @@ func (d *decoder) schema() (s *connectors.Schema, field string, hasField bool, e
 		}
 		return nil, "", false, errorf("a schema must be a JSON object with a \"type\"")
 	}
-	members := map[string]span{}
+	m := schemaObject{d: d, spans: map[string]span{}}
 	err = d.object(func(key []byte) error {
 		start := d.pos
 		if err := d.skip(); err != nil {
 			return err
 		}
 		if schemaMembers[string(key)] {
-			members[string(key)] = span{start, d.pos}
+			m.spans[string(key)] = span{start, d.pos}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, "", false, err
 	}
-	// at returns a decoder positioned at a member's value, and whether the
-	// member is present.
-	at := func(key string) (*decoder, bool) {
-		sp, ok := members[key]
-		return &decoder{c: d.c, data: d.data, pos: sp.start, depth: d.depth}, ok
-	}
-	text := func(key string) (string, bool) {
-		md, ok := at(key)
-		if !ok || md.peek() != '"' {
-			return "", false
-		}
-		raw, err := md.str()
-		return string(raw), err == nil
-	}
-	typ, ok := text("type")
+	typ, ok := m.text("type")
 	if !ok {
 		return nil, "", false, errorf("a schema must contain a \"type\" string")
 	}
-	sub := func(key string) (*connectors.Schema, error) {
-		sd, ok := at(key)
-		if !ok || sd.peek() == 'n' {
-			return nil, errorf("%s schema must specify %q", typ, key)
-		}
-		if err := sd.enter(); err != nil {
-			return nil, err
-		}
-		s, _, _, err := sd.schema()
-		if err != nil {
-			return nil, inField(err, key)
-		}
-		return s, nil
+	if s, err = m.typed(typ); err != nil {
+		return nil, "", false, err
 	}
+	if err := m.decorate(s); err != nil {
+		return nil, "", false, err
+	}
+	field, hasField = m.text("field")
+	return s, field, hasField, nil
+}
 
+// schemaObject is a schema's members, located but not yet read.
+type schemaObject struct {
+	d     *decoder
+	spans map[string]span
+}
+
+// at returns a decoder positioned at a member's value, and whether the
+// member is present.
+func (m schemaObject) at(key string) (*decoder, bool) {
+	sp, ok := m.spans[key]
+	return &decoder{c: m.d.c, data: m.d.data, pos: sp.start, depth: m.d.depth}, ok
+}
+
+// text reads a string member.
+func (m schemaObject) text(key string) (string, bool) {
+	md, ok := m.at(key)
+	if !ok || md.peek() != '"' {
+		return "", false
+	}
+	raw, err := md.str()
+	return string(raw), err == nil
+}
+
+// sub reads a nested schema member (items, keys, values) of a typ schema.
+func (m schemaObject) sub(typ, key string) (*connectors.Schema, error) {
+	sd, ok := m.at(key)
+	if !ok || sd.peek() == 'n' {
+		return nil, errorf("%s schema must specify %q", typ, key)
+	}
+	if err := sd.enter(); err != nil {
+		return nil, err
+	}
+	s, _, _, err := sd.schema()
+	if err != nil {
+		return nil, inField(err, key)
+	}
+	return s, nil
+}
+
+// typed reads what the type decides: the type itself and, for containers,
+// their element, key, value or field schemas.
+func (m schemaObject) typed(typ string) (s *connectors.Schema, err error) {
 	s = &connectors.Schema{}
 	switch typ {
 	case "boolean", "int8", "int16", "int32", "int64", "string", "bytes":
@@ -1041,54 +1064,70 @@ func (d *decoder) schema() (s *connectors.Schema, field string, hasField bool, e
 		s.Type = connectors.Float64
 	case "array":
 		s.Type = connectors.Array
-		if s.Items, err = sub("items"); err != nil {
-			return nil, "", false, err
+		if s.Items, err = m.sub(typ, "items"); err != nil {
+			return nil, err
 		}
 	case "map":
 		s.Type = connectors.Map
-		if s.Keys, err = sub("keys"); err != nil {
-			return nil, "", false, err
+		if s.Keys, err = m.sub(typ, "keys"); err != nil {
+			return nil, err
 		}
-		if s.Values, err = sub("values"); err != nil {
-			return nil, "", false, err
+		if s.Values, err = m.sub(typ, "values"); err != nil {
+			return nil, err
 		}
 	case "struct":
 		s.Type = connectors.Struct
-		fd, ok := at("fields")
-		if !ok || fd.peek() != '[' {
-			return nil, "", false, errorf("struct schema's \"fields\" must be an array")
-		}
-		seen := map[string]bool{}
-		err = fd.array(func(i int) error {
-			if fd.peek() != '{' {
-				return inElem(errorf("struct schema's field must be an object with a \"field\" name"), index(i))
-			}
-			fs, name, ok, err := fd.schema()
-			if err != nil {
-				return inElem(err, index(i))
-			}
-			if !ok {
-				return inElem(errorf("struct schema's field must be an object with a \"field\" name"), index(i))
-			}
-			if seen[name] {
-				return errorf("struct schema has two fields named %q", name)
-			}
-			seen[name] = true
-			s.Fields = append(s.Fields, connectors.Field{Name: name, Schema: fs})
-			return nil
-		})
-		if err != nil {
-			return nil, "", false, inField(err, "fields")
+		if s.Fields, err = m.fields(); err != nil {
+			return nil, err
 		}
 	default:
-		return nil, "", false, errorf("unknown schema type %q", typ)
+		return nil, errorf("unknown schema type %q", typ)
 	}
-	if od, ok := at("optional"); ok {
+	return s, nil
+}
+
+// fields reads a struct schema's "fields": each an object schema with a
+// unique "field" name.
+func (m schemaObject) fields() ([]connectors.Field, error) {
+	fd, ok := m.at("fields")
+	if !ok || fd.peek() != '[' {
+		return nil, errorf("struct schema's \"fields\" must be an array")
+	}
+	var out []connectors.Field
+	seen := map[string]bool{}
+	err := fd.array(func(i int) error {
+		if fd.peek() != '{' {
+			return inElem(errorf("struct schema's field must be an object with a \"field\" name"), index(i))
+		}
+		fs, name, ok, err := fd.schema()
+		if err != nil {
+			return inElem(err, index(i))
+		}
+		if !ok {
+			return inElem(errorf("struct schema's field must be an object with a \"field\" name"), index(i))
+		}
+		if seen[name] {
+			return errorf("struct schema has two fields named %q", name)
+		}
+		seen[name] = true
+		out = append(out, connectors.Field{Name: name, Schema: fs})
+		return nil
+	})
+	if err != nil {
+		return nil, inField(err, "fields")
+	}
+	return out, nil
+}
+
+// decorate reads the members every schema may have: optional, name, doc,
+// version, parameters and default (read last: it needs the whole schema).
+func (m schemaObject) decorate(s *connectors.Schema) error {
+	if od, ok := m.at("optional"); ok {
 		s.Optional = od.peek() == 't'
 	}
-	s.Name, _ = text("name")
-	s.Doc, _ = text("doc")
-	if vd, ok := at("version"); ok {
+	s.Name, _ = m.text("name")
+	s.Doc, _ = m.text("doc")
+	if vd, ok := m.at("version"); ok {
 		if c := vd.peek(); c == '-' || ('0' <= c && c <= '9') {
 			if raw, integral, err := vd.number(); err == nil && integral {
 				if v, ok := parseInt(raw, 32); ok {
@@ -1097,7 +1136,7 @@ func (d *decoder) schema() (s *connectors.Schema, field string, hasField bool, e
 			}
 		}
 	}
-	if pd, ok := at("parameters"); ok && pd.peek() == '{' {
+	if pd, ok := m.at("parameters"); ok && pd.peek() == '{' {
 		s.Parameters = map[string]string{}
 		err := pd.object(func(key []byte) error {
 			if pd.peek() != '"' {
@@ -1108,16 +1147,15 @@ func (d *decoder) schema() (s *connectors.Schema, field string, hasField bool, e
 			return err
 		})
 		if err != nil {
-			return nil, "", false, inField(err, "parameters")
+			return inField(err, "parameters")
 		}
 	}
-	if dd, ok := at("default"); ok {
+	if dd, ok := m.at("default"); ok {
 		v, err := dd.value(s)
 		if err != nil {
-			return nil, "", false, inField(err, "default")
+			return inField(err, "default")
 		}
 		s.Default = v
 	}
-	field, hasField = text("field")
-	return s, field, hasField, nil
+	return nil
 }
