@@ -32,6 +32,9 @@ func (l Leader) do(ctx context.Context, req *controlpb.AdminRequest, out any) (i
 		// again, as after Connect's 409 during a rebalance.
 		return 0, &control.Error{Code: http.StatusConflict, Message: Conflict + ": the leader did not answer: " + err.Error()}
 	}
+	if sb, ok := ctx.Value(servedByKey{}).(*servedBy); ok && res.GetServedBy() != "" {
+		sb.id = res.GetServedBy()
+	}
 	code := int(res.GetCode())
 	switch {
 	case code == http.StatusMisdirectedRequest:

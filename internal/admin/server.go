@@ -55,14 +55,22 @@ func (s *Server) Handle(ctx context.Context, req *controlpb.AdminRequest) *contr
 	if req.GetForwardedBy() != "" {
 		ctx = control.Forwarded(ctx)
 	}
-	code, body, err := s.serve(ctx, req)
+	served := &servedBy{id: s.WorkerID}
+	code, body, err := s.serve(context.WithValue(ctx, servedByKey{}, served), req)
 	res := jsonResponse(code, body)
 	if err != nil {
 		res = errorResponse(control.StatusCode(err), err.Error())
 	}
-	res.ServedBy = s.WorkerID
+	res.ServedBy = served.id
 	return res
 }
+
+// servedBy names the worker that carried a request out: this one, or the
+// leader a write went to (Leader.do records it), so that the answer says
+// so (`sluice connectors create` shows it).
+type servedBy struct{ id string }
+
+type servedByKey struct{}
 
 func errorResponse(code int, msg string) *controlpb.AdminResponse {
 	res := jsonResponse(code, map[string]any{"error_code": code, "message": msg})

@@ -33,9 +33,12 @@ type membership struct {
 	generation int32
 	current    group.Assignment
 	prev       *actors.Assignment
-	// lastWork is the work the leader assigned last; a config change that
-	// alters it calls for a new round.
+	// lastWork is the work the last round assigned, as this worker knows
+	// it (see workChanged); a config change that alters it calls for a new
+	// round. known is false while a follower's view lags behind the config
+	// offset its assignment was computed at.
 	lastWork assign.Work
+	known    bool
 }
 
 func (m *membership) Current() ([]string, []connectors.TaskID) {
@@ -55,7 +58,7 @@ func (m *membership) Work(ctx context.Context) (assign.Work, int64, error) {
 	snap := m.w.configs.Snapshot()
 	work := workOf(snap)
 	m.mu.Lock()
-	m.lastWork = work
+	m.lastWork, m.known = work, true
 	m.mu.Unlock()
 	return work, snap.Offset, nil
 }
@@ -81,8 +84,18 @@ func (m *membership) Revoke(ctx context.Context, revoked []string, tasks []conne
 }
 
 func (m *membership) Assigned(generation int32, a group.Assignment) {
+	leads := m.member.State().Leader()
+	snap := m.w.configs.Snapshot()
 	m.mu.Lock()
 	m.generation, m.current = generation, a
+	if !leads {
+		// A follower's baseline: the work at the assignment's config
+		// offset, when its view is there (see workChanged).
+		m.known = snap.Offset == a.ConfigOffset
+		if m.known {
+			m.lastWork = workOf(snap)
+		}
+	}
 	m.mu.Unlock()
 	m.apply()
 	if m.w.gossip != nil {
@@ -161,17 +174,37 @@ func (m *membership) follow(ctx context.Context) {
 			m.w.runtime.Restart(r.Connector, r.IncludeTasks, r.OnlyFailed)
 		case <-changes:
 			m.apply()
-			if m.member.State().Leader() {
-				work := workOf(m.w.configs.Snapshot())
-				m.mu.Lock()
-				changed := !slices.Equal(work.Connectors, m.lastWork.Connectors) || !slices.Equal(work.Tasks, m.lastWork.Tasks)
-				m.mu.Unlock()
-				if changed {
-					m.member.Rejoin()
-				}
+			if m.workChanged() {
+				m.member.Rejoin()
 			}
 		}
 	}
+}
+
+// workChanged reports whether the config topic now holds other connectors
+// or tasks than the last round assigned. Every worker asks, not only the
+// leader: a follower that rejoins at once spares the round the wait until
+// its next heartbeat tells it of the leader's rejoin (up to
+// heartbeat.interval.ms). The leader knows the work it assigned (Work); a
+// follower takes the work of its view once that view has reached the
+// config offset its assignment was computed at. A follower that rejoins
+// for nothing only costs a round that moves nothing: assignment is sticky.
+func (m *membership) workChanged() bool {
+	snap := m.w.configs.Snapshot()
+	work := workOf(snap)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.known {
+		if snap.Offset >= m.current.ConfigOffset {
+			m.lastWork, m.known = work, true
+		}
+		return false
+	}
+	if slices.Equal(work.Connectors, m.lastWork.Connectors) && slices.Equal(work.Tasks, m.lastWork.Tasks) {
+		return false
+	}
+	m.lastWork = work // one rejoin per change
+	return true
 }
 
 // Leader tells the control plane who carries out writes now (see
