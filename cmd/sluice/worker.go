@@ -11,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
@@ -128,18 +127,18 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		ReplicationFactor:   rf,
 		Props:               f.props.m,
 		OffsetFlushInterval: flush,
-		Backoff:             actors.Backoff{Initial: f.backoffMin, Max: f.backoffMax, Jitter: 0.2, ResetAfter: 2 * f.backoffMax},
-		GossipBind:          f.bind,
-		GossipAdvertise:     f.advertise,
-		Join:                connectors.SplitList(f.join),
-		SessionTimeout:      f.session,
-		ProbeInterval:       f.probe,
-		ProbeTimeout:        f.probeWait,
-		SuspicionMult:       f.suspicion,
-		HeartbeatInterval:   f.heartbeat,
-		Version:             Version,
-		Loggers:             f.loggers,
-		Log:                 log,
+		RestartBackoffMin:   f.backoffMin, RestartBackoffMax: f.backoffMax,
+		GossipBind:        f.bind,
+		GossipAdvertise:   f.advertise,
+		Join:              connectors.SplitList(f.join),
+		SessionTimeout:    f.session,
+		ProbeInterval:     f.probe,
+		ProbeTimeout:      f.probeWait,
+		SuspicionMult:     f.suspicion,
+		HeartbeatInterval: f.heartbeat,
+		Version:           Version,
+		Loggers:           f.loggers,
+		Log:               log,
 	}, nil
 }
 

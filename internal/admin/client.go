@@ -15,7 +15,6 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -171,7 +170,7 @@ func (c *Client) Do(ctx context.Context, req *controlpb.AdminRequest) (*controlp
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = time.Until(dl)
 		}
-		res, err := c.system.Root.RequestFuture(actor.NewPID(w.Actor, actorcluster.AdminName), req, timeout).Result()
+		res, err := c.system.Root.RequestFuture(actor.NewPID(w.Actor, controlpb.AdminActorName), req, timeout).Result()
 		if err == nil {
 			ar, ok := res.(*controlpb.AdminResponse)
 			if !ok {

@@ -4,3 +4,7 @@
 // configs a follower sends to the leader. control.pb.go is generated from
 // control.proto by `just proto`; edit the .proto, never the .pb.go.
 package controlpb
+
+// AdminActorName is the name of every worker's admin actor, to which admin
+// requests are sent: part of the protocol, like the messages.
+const AdminActorName = "sluice-admin"

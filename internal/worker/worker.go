@@ -76,8 +76,11 @@ type Config struct {
 	// answered 503 or 409 (control.DefaultRequestTimeout, 90 s, as
 	// Connect's REST request timeout).
 	RequestTimeout time.Duration
-	Backoff        actors.Backoff
-	Registry       *connectors.Registry
+	// RestartBackoffMin and RestartBackoffMax bound the capped exponential
+	// backoff (with jitter) before a failed connector or task restarts;
+	// zero takes 1 s and 1 min (invariant 5).
+	RestartBackoffMin, RestartBackoffMax time.Duration
+	Registry                             *connectors.Registry
 	// KafkaOpts are extra client options (TLS, SASL, ...).
 	KafkaOpts []kgo.Opt
 	Version   string
@@ -494,7 +497,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Producer:  w.producer, Admin: w.adm,
-		Backoff: cfg.Backoff, OffsetFlushInterval: cfg.OffsetFlushInterval,
+		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		Log: cfg.logger(loglevel.Actors),
 	})
 	if err != nil {
@@ -580,4 +583,13 @@ func (w *Worker) closeClients() {
 	if w.admCl != nil {
 		w.admCl.Close()
 	}
+}
+
+// restartBackoff is the supervisors' restart policy; zero bounds take the
+// actors' defaults.
+func restartBackoff(min, max time.Duration) actors.Backoff {
+	if min <= 0 || max <= 0 {
+		return actors.Backoff{}
+	}
+	return actors.Backoff{Initial: min, Max: max, Jitter: 0.2, ResetAfter: 2 * max}
 }

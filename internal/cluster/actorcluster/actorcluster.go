@@ -25,9 +25,6 @@ import (
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
-// AdminName is the name of every worker's admin actor.
-const AdminName = "sluice-admin"
-
 // Config configures a worker's actor cluster node.
 type Config struct {
 	System  *actor.ActorSystem
@@ -74,7 +71,7 @@ func Start(cfg Config) (n *Node, err error) {
 		}
 	}()
 	c.StartMember()
-	if _, err := cfg.System.Root.SpawnNamed(actor.PropsFromFunc(adminReceive(cfg)), AdminName); err != nil {
+	if _, err := cfg.System.Root.SpawnNamed(actor.PropsFromFunc(adminReceive(cfg)), controlpb.AdminActorName); err != nil {
 		c.Shutdown(false)
 		return nil, fmt.Errorf("admin actor: %w", err)
 	}
@@ -112,7 +109,7 @@ func (n *Node) Ask(ctx context.Context, address string, msg any) (any, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
-	return n.cfg.System.Root.RequestFuture(actor.NewPID(address, AdminName), msg, timeout).Result()
+	return n.cfg.System.Root.RequestFuture(actor.NewPID(address, controlpb.AdminActorName), msg, timeout).Result()
 }
 
 // Workers asks every member's admin actor about its worker, in parallel,
@@ -132,7 +129,7 @@ func (n *Node) Workers(ctx context.Context) (infos []*controlpb.WorkerInfo, errs
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pid := actor.NewPID(m.Address(), AdminName)
+			pid := actor.NewPID(m.Address(), controlpb.AdminActorName)
 			res, err := n.cfg.System.Root.RequestFuture(pid, &controlpb.WorkerInfoRequest{}, timeout).Result()
 			mu.Lock()
 			defer mu.Unlock()
