@@ -228,6 +228,9 @@ type Worker struct {
 	members      *membership
 	memberCancel context.CancelFunc
 	memberDone   chan struct{}
+	// connected is closed once connect has returned: the fields it sets
+	// (runtime, actors, memberCancel) are then safe to read.
+	connected chan struct{}
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -251,7 +254,7 @@ func Start(cfg Config) (*Worker, error) {
 		cfg.WorkerID = advertised(ln.Addr().String())
 	}
 	log := cfg.logger(loglevel.Worker)
-	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
 	w.members = &membership{w: w}
 
 	if err := w.build(); err != nil {
@@ -426,6 +429,18 @@ func (w *Worker) Err() error {
 
 func (w *Worker) startup(ctx context.Context) {
 	err := w.connect(ctx)
+	if err == nil {
+		// The membership outlives ctx: at shutdown the worker leaves its
+		// group only after its tasks stopped and flushed their offsets.
+		mctx, mcancel := context.WithCancel(context.Background())
+		w.memberCancel = mcancel
+		go func() {
+			defer close(w.memberDone)
+			_ = w.members.member.Run(mctx)
+		}()
+	}
+	// What connect set up is Stop's to shut down from here on.
+	close(w.connected)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Error().Err(err).Msg("worker cannot start")
@@ -436,14 +451,6 @@ func (w *Worker) startup(ctx context.Context) {
 		}
 		return
 	}
-	// The membership outlives ctx: at shutdown the worker leaves its group
-	// only after its tasks stopped and flushed their offsets.
-	mctx, mcancel := context.WithCancel(context.Background())
-	w.memberCancel = mcancel
-	go func() {
-		defer close(w.memberDone)
-		_ = w.members.member.Run(mctx)
-	}()
 	w.members.follow(ctx)
 }
 
@@ -521,6 +528,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	_ = w.http.Shutdown(hctx)
 	cancel()
+	// connect returns promptly once canceled; waiting for it means a stop
+	// during startup neither races with it nor leaves a runtime running.
+	select {
+	case <-w.connected:
+	case <-ctx.Done():
+		return fmt.Errorf("worker still connecting at shutdown: %w", ctx.Err())
+	}
 	var errs []error
 	if w.runtime != nil {
 		if err := w.runtime.Stop(ctx); err != nil {
