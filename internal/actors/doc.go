@@ -10,6 +10,7 @@
 // RESTARTING when it restarts and RUNNING once the task is open again
 // (invariant 5). A panic in connector code is such a failure, never a crash.
 //
-// protoactor-go types stay inside this package (and cluster/): nothing outside
-// sees a PID, so the actor library could be replaced.
+// protoactor-go types stay inside this package, internal/cluster/actorcluster
+// and internal/admin's client: nothing else sees a PID, so the actor library
+// could be replaced (docs/adr/0002).
 package actors

@@ -54,9 +54,10 @@ func (w *workerActor) apply(c actor.Context, a *Assignment) {
 		if !ok {
 			w.seq++
 			// A unique suffix: the previous supervisor of the same
-			// connector may still be stopping under its name.
-			props := actor.PropsFromProducer(func() actor.Actor { return newSupervisor(w.rt, name) },
-				actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.RestartDirective })))
+			// connector may still be stopping under its name. The
+			// supervisor is its children's strategy itself
+			// (supervisor.HandleFailure), so its props need none.
+			props := actor.PropsFromProducer(func() actor.Actor { return newSupervisor(w.rt, name) })
 			var err error
 			pid, err = c.SpawnNamed(props, fmt.Sprintf("connector/%s#%d", name, w.seq))
 			if err != nil {
