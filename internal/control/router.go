@@ -45,7 +45,7 @@ const DefaultRequestTimeout = 90 * time.Second
 // syncTimeout bounds the read of the config topic to its end before a read
 // is answered. A worker that cannot reach Kafka then answers from the view
 // it has, which is what it can do.
-const syncTimeout = 5 * time.Second
+const syncTimeout = 2 * time.Second
 
 // ErrNotLeader is the answer of a worker that got a forwarded write but no
 // longer leads: the forwarding worker asks again once it knows the new
