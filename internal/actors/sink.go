@@ -184,9 +184,13 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			return
 		}
 		tp := connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		sr, err := p.convert(r)
+		var sr *connectors.SinkRecord
+		err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+			sr, err = p.convert(r)
+			return err
+		})
 		if err != nil {
-			if !p.keys.TolerateAll() {
+			if !p.keys.TolerateAll() || ctx.Err() != nil {
 				convErr = err
 				return
 			}
@@ -203,6 +207,9 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		next[tp] = r.Offset + 1
 	})
 	if convErr != nil {
+		if ctx.Err() != nil {
+			return nil // stopping: nothing of this batch is committed
+		}
 		return convErr
 	}
 	if len(batch) > 0 {

@@ -135,6 +135,9 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		}
 		for _, rec := range batch {
 			if err := p.send(ctx, produceCtx, rec); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopping: the record was not produced
+				}
 				return err
 			}
 		}
@@ -147,11 +150,16 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		return nil
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
-	kr, err := p.convert(rec)
+	var kr *kgo.Record
+	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+		kr, err = p.convert(rec)
+		return err
+	})
 	if err != nil {
-		if !p.keys.TolerateAll() {
+		if !p.keys.TolerateAll() || ctx.Err() != nil {
 			// Invariant 1: the record was not produced, so its partition's
-			// watermark stops before it; the task fails and reads it again.
+			// watermark stops before it; the task fails (or stops) and its
+			// next instance reads it again.
 			p.tracker.ack(e, err)
 			return err
 		}
