@@ -168,14 +168,18 @@ type SinkTaskContext interface {
 	Logger() *zerolog.Logger
 }
 
-// retriableError marks an error as transient: the runtime retries the call
-// with backoff (within errors.retry.timeout) instead of failing the task.
+// retriableError marks an error as transient. As in Kafka Connect, a failed
+// Poll or Write is retried with backoff until it succeeds or the task stops,
+// whatever the errors.* keys say; a failed conversion is retried until
+// errors.retry.timeout (default 0: no retry) has passed, and then
+// errors.tolerance decides whether the task fails or skips the record.
 type retriableError struct{ err error }
 
 func (e retriableError) Error() string { return e.err.Error() }
 func (e retriableError) Unwrap() error { return e.err }
 
-// Retriable wraps err so that the runtime retries the failed Poll or Write.
+// Retriable wraps err so that the runtime retries the call that failed with
+// it (see retriableError for how long).
 func Retriable(err error) error {
 	if err == nil {
 		return nil

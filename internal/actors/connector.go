@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -18,12 +17,13 @@ import (
 // supervisor, which stores task configs.
 type connectorActor struct {
 	lifecycle
-	rt  *Runtime
-	log zerolog.Logger
+	rt    *Runtime
+	setup *setup // of work.Config
+	log   zerolog.Logger
 }
 
-func newConnectorActor(rt *Runtime, work *ConnectorWork, inc *incarnation) *connectorActor {
-	a := &connectorActor{rt: rt, log: rt.opts.Log.With().Str("connector", work.Name).Logger()}
+func newConnectorActor(rt *Runtime, work *ConnectorWork, su *setup, inc *incarnation) *connectorActor {
+	a := &connectorActor{rt: rt, setup: su, log: rt.opts.Log.With().Str("connector", work.Name).Logger()}
 	a.lifecycle = lifecycle{inc: inc, work: work, what: "connector", report: a.report}
 	return a
 }
@@ -53,21 +53,15 @@ func (a *connectorActor) report(w *ConnectorWork, s state.State) {
 func (a *connectorActor) start(c actor.Context, ctx context.Context, gen int) {
 	self, root := c.Self(), c.ActorSystem().Root
 	cc := &connectorContext{name: a.work.Name, log: a.log, reconfigure: make(chan struct{}, 1), errs: make(chan error, 1)}
-	work := a.work
+	su := a.setup
 	goSafe(ctx, func(ctx context.Context) error {
-		plugin, err := a.rt.opts.Registry.Lookup(work.Config["connector.class"])
-		if err != nil {
-			return err
+		if su.err != nil {
+			return su.err
 		}
-		conn := plugin.New()
-		maxTasks := 1
-		if v, ok := work.Config["tasks.max"]; ok {
-			if maxTasks, err = strconv.Atoi(v); err != nil || maxTasks < 1 {
-				return fmt.Errorf("tasks.max: %q is not a positive integer", v)
-			}
-		}
+		conn := su.plugin.New()
+		maxTasks := su.keys.TasksMax
 		sctx, scancel := context.WithTimeout(ctx, startTimeout)
-		err = conn.Start(sctx, cc, work.Config)
+		err := conn.Start(sctx, cc, su.config)
 		scancel()
 		if err != nil {
 			return fmt.Errorf("start connector: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
 // sinkPipeline: one member of the consumer group connect-<name> (cooperative
@@ -23,7 +23,7 @@ type sinkPipeline struct {
 	*taskRun
 	task       connectors.SinkTask
 	key, value converters.Converter
-	tol        tolerance
+	keys       connconfig.Runtime
 
 	client *kgo.Client
 	active *taskTopics // topics recorded as used (topics.go)
@@ -56,10 +56,10 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 		}
 		return fmt.Errorf("open sink task: %w", err)
 	}
-	if p.tol.dlqTopic != "" && p.rt.opts.Admin != nil {
+	if p.keys.DLQ.Topic != "" && p.rt.opts.Admin != nil {
 		// As Connect does, the dead letter queue exists before the first
 		// bad record needs it (one partition).
-		if err := createTopic(ctx, p.rt.opts.Admin, p.tol.dlqTopic, 1, p.tol.dlqReplication); err != nil {
+		if err := createTopic(ctx, p.rt.opts.Admin, p.keys.DLQ.Topic, 1, p.keys.DLQ.ReplicationFactor); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -112,17 +112,11 @@ func (p *sinkPipeline) connect() error {
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
 	)
-	if re := p.connConfig["topics.regex"]; re != "" {
-		if _, err := regexp.Compile(re); err != nil {
-			return fmt.Errorf("topics.regex: %w", err)
-		}
+	// ParseRuntime made sure exactly one of them is set.
+	if re := p.keys.TopicsRegex; re != "" {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(re))
 	} else {
-		topics := connectors.SplitList(p.connConfig["topics"])
-		if len(topics) == 0 {
-			return fmt.Errorf("topics: a sink connector needs topics or topics.regex")
-		}
-		opts = append(opts, kgo.ConsumeTopics(topics...))
+		opts = append(opts, kgo.ConsumeTopics(p.keys.Topics...))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -190,9 +184,13 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			return
 		}
 		tp := connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		sr, err := p.convert(r)
+		var sr *connectors.SinkRecord
+		err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+			sr, err = p.convert(r)
+			return err
+		})
 		if err != nil {
-			if !p.tol.all {
+			if !p.keys.TolerateAll() || ctx.Err() != nil {
 				convErr = err
 				return
 			}
@@ -209,10 +207,13 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		next[tp] = r.Offset + 1
 	})
 	if convErr != nil {
+		if ctx.Err() != nil {
+			return nil // stopping: nothing of this batch is committed
+		}
 		return convErr
 	}
 	if len(batch) > 0 {
-		err := retry(ctx, p.log, "write", p.tol.retryMaxBackoff, func() error { return p.task.Write(ctx, batch) })
+		err := retryCall(ctx, p.log, "write", p.keys.RetryDelayMax, func() error { return p.task.Write(ctx, batch) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // stopping: nothing of this batch is committed
@@ -254,18 +255,18 @@ func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
 // errors.tolerance=all: logged if asked, sent to the dead letter queue if one
 // is configured, and in any case not written (invariant 7).
 func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause error) error {
-	if p.tol.logErrors {
+	if p.keys.LogErrors {
 		ev := p.log.Warn().Err(cause).Str("topic", r.Topic).Int32("partition", r.Partition).Int64("offset", r.Offset)
-		if p.tol.logMessages {
+		if p.keys.LogMessages {
 			ev = ev.Bytes("value", r.Value)
 		}
 		ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
 	}
-	if p.tol.dlqTopic == "" {
+	if p.keys.DLQ.Topic == "" {
 		return nil
 	}
-	dr := &kgo.Record{Topic: p.tol.dlqTopic, Key: r.Key, Value: r.Value, Partition: -1, Headers: append([]kgo.RecordHeader(nil), r.Headers...)}
-	if p.tol.dlqHeaders {
+	dr := &kgo.Record{Topic: p.keys.DLQ.Topic, Key: r.Key, Value: r.Value, Partition: -1, Headers: append([]kgo.RecordHeader(nil), r.Headers...)}
+	if p.keys.DLQ.ContextHeaders {
 		h := func(k, v string) {
 			dr.Headers = append(dr.Headers, kgo.RecordHeader{Key: "__connect.errors." + k, Value: []byte(v)})
 		}
@@ -275,7 +276,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		h("connector.name", p.id.Connector)
 		h("task.id", strconv.Itoa(p.id.Task))
 		h("stage", "VALUE_CONVERTER")
-		h("class.name", p.connConfig["value.converter"])
+		h("class.name", p.keys.ValueConverter)
 		h("exception.class.name", fmt.Sprintf("%T", cause))
 		h("exception.message", cause.Error())
 		h("exception.stacktrace", cause.Error())
@@ -285,7 +286,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	// Synchronous: the record's offset may be committed only once the
 	// dead letter queue has it.
 	if err := p.rt.opts.Producer.ProduceSync(pctx, dr).FirstErr(); err != nil {
-		return fmt.Errorf("dead letter queue %q: %w", p.tol.dlqTopic, err)
+		return fmt.Errorf("dead letter queue %q: %w", p.keys.DLQ.Topic, err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
@@ -22,7 +23,7 @@ type sourcePipeline struct {
 	*taskRun
 	task       connectors.SourceTask
 	key, value converters.Converter
-	tol        tolerance
+	keys       connconfig.Runtime
 
 	tracker   *offsetTracker
 	topics    map[string]bool // topics known to exist
@@ -118,7 +119,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		}
 		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 		var batch []*connectors.SourceRecord
-		err := retry(ctx, p.log, "poll", p.tol.retryMaxBackoff, func() (err error) {
+		err := retryCall(ctx, p.log, "poll", p.keys.RetryDelayMax, func() (err error) {
 			batch, err = p.task.Poll(pctx)
 			return err
 		})
@@ -134,6 +135,9 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		}
 		for _, rec := range batch {
 			if err := p.send(ctx, produceCtx, rec); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopping: the record was not produced
+				}
 				return err
 			}
 		}
@@ -146,17 +150,22 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		return nil
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
-	kr, err := p.convert(rec)
+	var kr *kgo.Record
+	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+		kr, err = p.convert(rec)
+		return err
+	})
 	if err != nil {
-		if !p.tol.all {
+		if !p.keys.TolerateAll() || ctx.Err() != nil {
 			// Invariant 1: the record was not produced, so its partition's
-			// watermark stops before it; the task fails and reads it again.
+			// watermark stops before it; the task fails (or stops) and its
+			// next instance reads it again.
 			p.tracker.ack(e, err)
 			return err
 		}
-		if p.tol.logErrors {
+		if p.keys.LogErrors {
 			ev := p.log.Warn().Err(err).Str("topic", rec.Topic)
-			if p.tol.logMessages {
+			if p.keys.LogMessages {
 				ev = ev.Interface("offset", rec.Offset)
 			}
 			ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
@@ -215,22 +224,8 @@ func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
 	if p.rt.opts.Admin == nil {
 		return nil
 	}
-	partitions, replication := int32(-1), int16(-1)
-	if v, ok := p.connConfig["topic.creation.default.partitions"]; ok {
-		var n int
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return fmt.Errorf("topic.creation.default.partitions: %q is not a number", v)
-		}
-		partitions = int32(n)
-	}
-	if v, ok := p.connConfig["topic.creation.default.replication.factor"]; ok {
-		var n int
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return fmt.Errorf("topic.creation.default.replication.factor: %q is not a number", v)
-		}
-		replication = int16(n)
-	}
-	if err := createTopic(ctx, p.rt.opts.Admin, topic, partitions, replication); err != nil && ctx.Err() == nil {
+	tc := p.keys.TopicCreation
+	if err := createTopic(ctx, p.rt.opts.Admin, topic, tc.Partitions, tc.ReplicationFactor); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

@@ -22,7 +22,9 @@ type supervisor struct {
 	name string
 	log  zerolog.Logger
 
-	work      *ConnectorWork
+	work *ConnectorWork
+	// setup is derived from work.Config, anew when the config changes.
+	setup     *setup
 	connector *child
 	tasks     map[int]*child
 	byPID     map[string]*child // child PID id -> child, for the restart policy
@@ -160,6 +162,9 @@ func (s *supervisor) forget(pid *actor.PID) {
 func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 	prev := s.work
 	s.work = w
+	if s.setup == nil || !sameConfig(s.setup.config, w.Config) {
+		s.setup = newSetup(s.rt.opts.Registry, w.Config)
+	}
 	stopped := w.Target == state.TargetStopped
 
 	// The connector actor: runs while assigned here and not STOPPED; a
@@ -218,17 +223,17 @@ func (s *supervisor) stopChild(c actor.Context, ch *child) {
 
 func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) *child {
 	ch := &child{task: task, config: config, state: &incarnation{gate: newGate(s.work.Target == state.TargetPaused)}}
-	w := s.work
+	w, su := s.work, s.setup
 	var props *actor.Props
 	var name string
 	if task < 0 {
 		name = "connector"
-		props = actor.PropsFromProducer(func() actor.Actor { return newConnectorActor(s.rt, w, ch.state) })
+		props = actor.PropsFromProducer(func() actor.Actor { return newConnectorActor(s.rt, w, su, ch.state) })
 	} else {
 		name = "task-" + strconv.Itoa(task)
 		id := connectors.TaskID{Connector: s.name, Task: task}
 		s.rt.setLive(taskKey(id), 1) // until the actor's final Stopped
-		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, config, ch.state) })
+		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, su, config, ch.state) })
 	}
 	pid := c.SpawnPrefix(props, name+"#")
 	ch.pid = pid

@@ -43,12 +43,13 @@ type taskActor struct {
 	rt     *Runtime
 	id     connectors.TaskID
 	config map[string]string
+	setup  *setup // of the connector config the task started with
 	log    zerolog.Logger
 }
 
-func newTaskActor(rt *Runtime, id connectors.TaskID, work *ConnectorWork, config map[string]string, inc *incarnation) *taskActor {
+func newTaskActor(rt *Runtime, id connectors.TaskID, work *ConnectorWork, su *setup, config map[string]string, inc *incarnation) *taskActor {
 	a := &taskActor{
-		rt: rt, id: id, config: config,
+		rt: rt, id: id, config: config, setup: su,
 		log: rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
 	}
 	a.lifecycle = lifecycle{inc: inc, work: work, what: "task", report: a.report}
@@ -77,7 +78,7 @@ func (a *taskActor) start(c actor.Context, ctx context.Context, gen int) {
 	}
 	self, root := c.Self(), c.ActorSystem().Root
 	run := &taskRun{
-		rt: a.rt, id: a.id, connConfig: a.work.Config, taskConfig: a.config, gate: a.inc.gate, log: a.log,
+		rt: a.rt, id: a.id, setup: a.setup, taskConfig: a.config, gate: a.inc.gate, log: a.log,
 		opened: func() { root.Send(self, &pipelineOpened{gen: gen}) },
 	}
 	key := taskKey(a.id)

@@ -202,6 +202,18 @@ func ConfigDef(t connectors.Type) *connectors.ConfigDef {
 		Group: GroupPredicates, DisplayName: "Predicates",
 		Validate: uniqueAliases,
 	})
+	defineErrorHandling(d)
+	switch t {
+	case connectors.Sink:
+		defineSink(d)
+	case connectors.Source:
+		defineSource(d)
+	}
+	return d
+}
+
+// defineErrorHandling defines the errors.* keys every connector has.
+func defineErrorHandling(d *connectors.ConfigDef) {
 	d.Define(connectors.ConfigKey{
 		Name: ErrorsRetryTimeout, Type: connectors.TypeLong, Default: "0", Importance: connectors.Medium,
 		Doc: "The maximum duration in milliseconds that a failed operation will be reattempted. The default " +
@@ -243,13 +255,6 @@ func ConfigDef(t connectors.Type) *connectors.ConfigDef {
 		Group: GroupErrorHandling, DisplayName: "Log Error Details",
 		Recommended: []string{"true", "false"},
 	})
-	switch t {
-	case connectors.Sink:
-		defineSink(d)
-	case connectors.Source:
-		defineSource(d)
-	}
-	return d
 }
 
 func defineSink(d *connectors.ConfigDef) {

@@ -1,0 +1,206 @@
+package connconfig
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// Keys of the default topic creation group of source connectors. ConfigDef
+// does not list them (yet): the runtime reads them, see topicCreationDef.
+const (
+	TopicCreationDefaultPartitions        = "topic.creation.default.partitions"
+	TopicCreationDefaultReplicationFactor = "topic.creation.default.replication.factor"
+)
+
+// Tolerance is a value of errors.tolerance: ToleranceNone or ToleranceAll.
+type Tolerance string
+
+// Runtime is what the actor runtime reads of a connector config, parsed once
+// with the definitions of ConfigDef, so that the runtime and validation can
+// never read a key differently. Keys a type does not have keep their zero
+// value (a source has no Topics, a sink no TopicCreation).
+type Runtime struct {
+	Type connectors.Type
+
+	// TasksMax is tasks.max, at least 1.
+	TasksMax int
+	// KeyConverter and ValueConverter are the converter classes as the
+	// connector config names them; "" means the worker's. The converters
+	// themselves are built by converters.Resolve, which also needs their
+	// prefixed settings.
+	KeyConverter, ValueConverter string
+
+	// Tolerance is errors.tolerance.
+	Tolerance Tolerance
+	// RetryTimeout is errors.retry.timeout: how long a per-record stage
+	// that fails with a retriable error is retried. 0 retries not at all;
+	// a negative value (Connect's -1) retries forever.
+	RetryTimeout time.Duration
+	// RetryDelayMax is errors.retry.delay.max.ms, the longest wait between
+	// two attempts.
+	RetryDelayMax time.Duration
+	// LogErrors and LogMessages are errors.log.enable and
+	// errors.log.include.messages.
+	LogErrors, LogMessages bool
+
+	// Topics and TopicsRegex are a sink's topics and topics.regex; exactly
+	// one is set.
+	Topics      []string
+	TopicsRegex string
+	// DLQ is a sink's dead letter queue.
+	DLQ DLQ
+
+	// TopicCreation is how a source creates the topics it writes to.
+	TopicCreation TopicCreation
+}
+
+// DLQ is the errors.deadletterqueue.* keys of a sink.
+type DLQ struct {
+	// Topic is errors.deadletterqueue.topic.name; "" means no dead letter
+	// queue.
+	Topic string
+	// ReplicationFactor is errors.deadletterqueue.topic.replication.factor.
+	// Unset, it is -1 (the broker's default), not Connect's 3, so that a dead
+	// letter queue also works on a one-broker cluster.
+	ReplicationFactor int16
+	// ContextHeaders is errors.deadletterqueue.context.headers.enable.
+	ContextHeaders bool
+}
+
+// TopicCreation is the topic.creation.default.* keys of a source; -1 takes
+// the broker's default.
+type TopicCreation struct {
+	Partitions        int32
+	ReplicationFactor int16
+}
+
+// TolerateAll reports whether errors.tolerance is all: a bad record is
+// skipped instead of failing the task.
+func (r Runtime) TolerateAll() bool { return r.Tolerance == ToleranceAll }
+
+// RetriesForever reports whether errors.retry.timeout is -1.
+func (r Runtime) RetriesForever() bool { return r.RetryTimeout < 0 }
+
+// runtimeKeys are the keys ParseRuntime reads. Keys the runtime does not
+// read (name, exactly.once.support, ...) are validation's business alone: a
+// task does not fail over a key it ignores.
+var runtimeKeys = []string{
+	TasksMax, KeyConverter, ValueConverter,
+	ErrorsRetryTimeout, ErrorsRetryDelayMaxMs, ErrorsTolerance, ErrorsLogEnable, ErrorsLogIncludeMessages,
+	Topics, TopicsRegex, DLQTopicName, DLQTopicReplicationFactor, DLQContextHeadersEnable,
+	TopicCreationDefaultPartitions, TopicCreationDefaultReplicationFactor,
+}
+
+// runtimeDef is ConfigDef(t) cut down to runtimeKeys, plus the topic
+// creation keys of sources.
+func runtimeDef(t connectors.Type) *connectors.ConfigDef {
+	all := ConfigDef(t)
+	if t == connectors.Source {
+		all = all.Merge(topicCreationDef())
+	}
+	d := connectors.NewConfigDef()
+	for _, name := range runtimeKeys {
+		if k, ok := all.Key(name); ok {
+			d.Define(k)
+		}
+	}
+	return d
+}
+
+// topicCreationDef defines the default topic creation group of sources.
+// The defaults are Sluice's: where Connect creates no topic unless both keys
+// are set, Sluice creates a missing topic with the broker's defaults, so
+// that sources also work on brokers that do not create topics themselves.
+func topicCreationDef() *connectors.ConfigDef {
+	d := connectors.NewConfigDef()
+	d.Define(connectors.ConfigKey{
+		Name: TopicCreationDefaultPartitions, Type: connectors.TypeInt, Default: "-1", Importance: connectors.Low,
+		Doc: "Number of partitions of the topics this connector creates: -1 for the broker's default, " +
+			"or a positive number.",
+		Group: GroupTopicCreation, DisplayName: "Partitions of new topics",
+		Validate: minusOneOrPositive,
+	})
+	d.Define(connectors.ConfigKey{
+		Name: TopicCreationDefaultReplicationFactor, Type: connectors.TypeInt, Default: "-1", Importance: connectors.Low,
+		Doc: "Replication factor of the topics this connector creates: -1 for the broker's default, or a " +
+			"positive number no larger than the number of brokers.",
+		Group: GroupTopicCreation, DisplayName: "Replication factor of new topics",
+		Validate: replicationFactor,
+	})
+	return d
+}
+
+func minusOneOrPositive(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return fmt.Errorf("not a 32-bit integer")
+	}
+	if n == 0 || n < -1 {
+		return fmt.Errorf("must be -1 (the broker's default) or at least 1")
+	}
+	return nil
+}
+
+// ParseRuntime parses the runtime keys of config, a connector config of type
+// t, with ConfigDef's types, defaults and validators, and for sinks the
+// topics rules of Validate. The error, a *connectors.ConfigError, names
+// every bad key. The control plane refuses such configs before they are
+// stored; a worker meets one only in a config written behind its back.
+func ParseRuntime(t connectors.Type, config map[string]string) (Runtime, error) {
+	ce := &connectors.ConfigError{}
+	c, err := runtimeDef(t).Parse(config)
+	if err != nil && !errors.As(err, &ce) {
+		return Runtime{}, err
+	}
+	if t == connectors.Sink {
+		topics := &connectors.ConfigError{}
+		validateSinkTopics(config, topics)
+		for k, msgs := range topics.Errors {
+			for _, m := range msgs {
+				// A bad topics.regex is reported by both, in the same words.
+				if !slices.Contains(ce.Errors[k], m) {
+					ce.Add(k, m)
+				}
+			}
+		}
+	}
+	if err := ce.Err(); err != nil {
+		return Runtime{}, err
+	}
+	r := Runtime{
+		Type:           t,
+		TasksMax:       c.Int(TasksMax),
+		KeyConverter:   strings.TrimSpace(c.String(KeyConverter)),
+		ValueConverter: strings.TrimSpace(c.String(ValueConverter)),
+		Tolerance:      Tolerance(strings.TrimSpace(c.String(ErrorsTolerance))),
+		RetryTimeout:   c.Millis(ErrorsRetryTimeout),
+		RetryDelayMax:  c.Millis(ErrorsRetryDelayMaxMs),
+		LogErrors:      c.Bool(ErrorsLogEnable),
+		LogMessages:    c.Bool(ErrorsLogIncludeMessages),
+	}
+	switch t {
+	case connectors.Sink:
+		r.Topics = c.List(Topics)
+		r.TopicsRegex = strings.TrimSpace(c.String(TopicsRegex))
+		r.DLQ = DLQ{
+			Topic:             strings.TrimSpace(c.String(DLQTopicName)),
+			ReplicationFactor: -1,
+			ContextHeaders:    c.Bool(DLQContextHeadersEnable),
+		}
+		if c.IsSet(DLQTopicReplicationFactor) {
+			r.DLQ.ReplicationFactor = int16(c.Int(DLQTopicReplicationFactor))
+		}
+	case connectors.Source:
+		r.TopicCreation = TopicCreation{
+			Partitions:        int32(c.Int(TopicCreationDefaultPartitions)),
+			ReplicationFactor: int16(c.Int(TopicCreationDefaultReplicationFactor)),
+		}
+	}
+	return r, nil
+}
