@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -34,13 +33,11 @@ const splitTimeout = 10 * time.Second
 // worker it is assigned to.
 func (c *Controller) split(ctx context.Context, p connectors.Plugin, cfg map[string]string) []map[string]string {
 	log := c.o.Log.With().Str("connector", cfg[connconfig.Name]).Logger()
-	maxTasks, err := strconv.Atoi(cfg[connconfig.TasksMax])
-	if _, set := cfg[connconfig.TasksMax]; !set {
-		maxTasks, err = 1, nil
-	}
-	if err != nil || maxTasks < 1 {
+	rt, err := connconfig.ParseRuntime(p.Type, cfg)
+	if err != nil {
 		return nil // validation refused it already
 	}
+	maxTasks := rt.TasksMax
 	ctx, cancel := context.WithTimeout(ctx, splitTimeout)
 	defer cancel()
 	var tasks []map[string]string
