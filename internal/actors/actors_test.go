@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -497,4 +500,39 @@ func TestCreatedPausedHasNoTasksUntilResumed(t *testing.T) {
 	}
 	e.setTarget("cp", state.TargetStarted)
 	e.waitTaskState("cp", 0, state.StateRunning)
+}
+
+// topics.regex must match a whole topic name, as in Connect: a sink of
+// "<t>" does not also consume "<t>-dlq" or "x<t>", which a regex matched
+// anywhere in the name would.
+func TestSinkTopicsRegexMatchesWholeNames(t *testing.T) {
+	e := newEnv(t)
+	base := e.topic("rx")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i, topic := range []string{base, base + "-dlq", "x" + base} {
+		if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+		rec := &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "0:%d", i)}
+		if err := e.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := hooksFor("rx")
+	e.create("rx", withConv(map[string]string{"name": "rx", "connector.class": "test.TestSink", "topics.regex": regexp.QuoteMeta(base)}))
+	eventually(t, 20*time.Second, "the sink writes the record of its topic", func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if len(h.written) == 0 {
+			return fmt.Errorf("nothing written yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // time enough to consume the others, were they matched
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !slices.Equal(h.written, []int64{0}) {
+		t.Fatalf("sink of topics.regex %q wrote sequence numbers %v, want only [0] (from %s)", base, h.written, base)
+	}
 }

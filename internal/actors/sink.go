@@ -114,7 +114,10 @@ func (p *sinkPipeline) connect() error {
 	)
 	// ParseRuntime made sure exactly one of them is set.
 	if re := p.keys.TopicsRegex; re != "" {
-		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(re))
+		// Connect's topics.regex must match the whole topic name; kgo
+		// matches anywhere in it, so anchor it (a regex "orders" must not
+		// also consume "orders-dlq").
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics("^(?:"+re+")$"))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(p.keys.Topics...))
 	}
