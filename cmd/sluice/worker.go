@@ -53,6 +53,8 @@ type workerFlags struct {
 	probe       time.Duration
 	probeWait   time.Duration
 	suspicion   int
+	// requestTimeout bounds a request's wait for the group (control.Router).
+	requestTimeout time.Duration
 	logFlags
 }
 
@@ -84,6 +86,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.join, "join", "", "other workers' --bind addresses, host:port[,host:port...] (optional: workers also find each other through the Kafka group)")
 	fs.DurationVar(&f.session, "session-timeout", 10*time.Second, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", time.Second, "Kafka group heartbeat interval (heartbeat.interval.ms)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 90*time.Second, "how long a REST or admin request waits for this worker to join its group, or for a rebalance to name a leader, before it is answered 503 or 409 (Connect's REST request timeout)")
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
@@ -117,6 +120,9 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	if f.probe <= 0 || f.probeWait <= 0 || f.probeWait >= f.probe || f.suspicion < 1 {
 		return worker.Config{}, usageError{fmt.Errorf("--probe-timeout must be positive and below --probe-interval, and --suspicion-mult at least 1")}
 	}
+	if f.requestTimeout <= 0 {
+		return worker.Config{}, usageError{fmt.Errorf("--request-timeout must be positive")}
+	}
 	if f.session <= 0 || f.heartbeat <= 0 || f.heartbeat >= f.session {
 		return worker.Config{}, usageError{fmt.Errorf("--heartbeat-interval must be positive and below --session-timeout")}
 	}
@@ -127,18 +133,20 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		ReplicationFactor:   rf,
 		Props:               f.props.m,
 		OffsetFlushInterval: flush,
-		RestartBackoffMin:   f.backoffMin, RestartBackoffMax: f.backoffMax,
-		GossipBind:        f.bind,
-		GossipAdvertise:   f.advertise,
-		Join:              connectors.SplitList(f.join),
-		SessionTimeout:    f.session,
-		ProbeInterval:     f.probe,
-		ProbeTimeout:      f.probeWait,
-		SuspicionMult:     f.suspicion,
-		HeartbeatInterval: f.heartbeat,
-		Version:           Version,
-		Loggers:           f.loggers,
-		Log:               log,
+		RestartBackoffMin:   f.backoffMin,
+		RestartBackoffMax:   f.backoffMax,
+		RequestTimeout:      f.requestTimeout,
+		GossipBind:          f.bind,
+		GossipAdvertise:     f.advertise,
+		Join:                connectors.SplitList(f.join),
+		SessionTimeout:      f.session,
+		ProbeInterval:       f.probe,
+		ProbeTimeout:        f.probeWait,
+		SuspicionMult:       f.suspicion,
+		HeartbeatInterval:   f.heartbeat,
+		Version:             Version,
+		Loggers:             f.loggers,
+		Log:                 log,
 	}, nil
 }
 
