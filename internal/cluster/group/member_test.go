@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // fakeWorker is a Handler that runs nothing but records what it was told,
@@ -99,19 +100,6 @@ func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *runn
 	return r
 }
 
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
-}
-
 // Invariants 2 and 4: at each stable point exactly one member believes it
 // leads (by the assignment it received), and every task runs on exactly one
 // member.
@@ -123,7 +111,7 @@ func TestOneLeaderAndEachTaskOnce(t *testing.T) {
 	defer broker.Close()
 	work := tasksOf(6)
 	ms := []*running{run(t, broker, "a", work), run(t, broker, "b", work), run(t, broker, "c", work)}
-	eventually(t, "6 tasks 2-2-2 with one leader", func() error {
+	testutil.Eventually(t, 30*time.Second, "6 tasks 2-2-2 with one leader", func() error {
 		leaders, owner := 0, map[connectors.TaskID]string{}
 		for _, r := range ms {
 			st := r.m.State()
@@ -158,7 +146,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 	defer broker.Close()
 	work := tasksOf(4)
 	a, b := run(t, broker, "a", work), run(t, broker, "b", work)
-	eventually(t, "2-2", func() error {
+	testutil.Eventually(t, 30*time.Second, "2-2", func() error {
 		ta, _ := a.f.snapshot()
 		tb, _ := b.f.snapshot()
 		if len(ta) != 2 || len(tb) != 2 {
@@ -176,7 +164,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 	if err := LeaveByInstance(ctx, cl, "g", "b"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "b lost, then rejoined", func() error {
+	testutil.Eventually(t, 30*time.Second, "b lost, then rejoined", func() error {
 		tasks, events := b.f.snapshot()
 		lost := slices.Index(events, "lost")
 		if lost < 0 {
@@ -191,7 +179,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 		return nil
 	})
 	// Every task once, none lost.
-	eventually(t, "4 tasks once", func() error {
+	testutil.Eventually(t, 30*time.Second, "4 tasks once", func() error {
 		ta, _ := a.f.snapshot()
 		tb, _ := b.f.snapshot()
 		set := map[connectors.TaskID]bool{}
@@ -218,14 +206,14 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 	a.f.mu.Lock()
 	a.f.revokeTakes = 8 * time.Second // session timeout is 6 s
 	a.f.mu.Unlock()
-	eventually(t, "a runs all 4", func() error {
+	testutil.Eventually(t, 30*time.Second, "a runs all 4", func() error {
 		if tasks, _ := a.f.snapshot(); len(tasks) != 4 {
 			return fmt.Errorf("%d tasks", len(tasks))
 		}
 		return nil
 	})
 	b := run(t, broker, "b", work)
-	eventually(t, "2-2 after a slow revocation", func() error {
+	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", func() error {
 		ta, _ := a.f.snapshot()
 		tb, _ := b.f.snapshot()
 		if len(ta) != 2 || len(tb) != 2 {
