@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var flagIdleTasks = flag.String("bench.idle-tasks", "100,1000", "comma-separated task counts of the idle-task memory benchmark")
@@ -68,7 +70,7 @@ func runIdle(ctx context.Context, e *env, name string, k int, settle time.Durati
 	if err := e.createConnector(ctx, name, datagenConfig(name, "idle-"+name, k, 0, 100)); err != nil {
 		return r, err
 	}
-	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 20*time.Millisecond, func() (bool, error) {
 		if tr := e.failedTrace(name); tr != "" {
 			return false, fmt.Errorf("connector %s: %s", name, tr)
 		}

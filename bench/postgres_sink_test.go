@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var (
@@ -208,7 +209,7 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 	count := "SELECT count(*) FROM " + pgx.Identifier{table}.Sanitize()
 	// Polled every 20 ms: fine against runs of seconds; a count(*) of a
 	// table of this size costs the database little.
-	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 20*time.Millisecond, func() (bool, error) {
 		if tr := e.failedTrace(name); tr != "" {
 			return false, errors.New(tr)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/pgtest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var (
@@ -101,7 +102,7 @@ func runPgSluice(ctx context.Context, e *env, pg *pgtest.Server, name string, ro
 	if err := e.createConnector(ctx, name, cfg); err != nil {
 		return t, err
 	}
-	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 10*time.Millisecond, func() (bool, error) {
 		if tr := e.failedTrace(name); tr != "" {
 			return false, errors.New(tr)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var (
@@ -113,7 +114,7 @@ func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec
 	}
 	// Polled every 10 ms: fine enough against runs of seconds, coarse
 	// enough not to load the broker the run is writing to.
-	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 10*time.Millisecond, func() (bool, error) {
 		if tr := e.failedTrace(name); tr != "" {
 			return false, errors.New(tr)
 		}

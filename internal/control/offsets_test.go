@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -16,27 +15,20 @@ import (
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 // offsetsEnv is a Controller with the real offsets backend, over the real
 // config, status and offset stores of one broker.
 type offsetsEnv struct {
-	*kafkatest.Env
+	*storetest.Env
 	C *control.Controller
 }
 
 func newOffsetsEnv(t *testing.T) *offsetsEnv {
 	t.Helper()
-	e := kafkatest.Start(t, "ctloffs")
-	c, err := control.New(control.Options{
-		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		Offsets:      offsets.NewConnectorOffsets(e.Offsets, e.Admin),
-		WriteTimeout: 15 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &offsetsEnv{Env: e, C: c}
+	e := storetest.Start(t, "ctloffs")
+	return &offsetsEnv{Env: e, C: controltest.OffsetsController(t, e)}
 }
 
 func (e *offsetsEnv) create(t *testing.T, cfg map[string]string, initial control.InitialState) string {
@@ -348,7 +340,7 @@ func TestSinkOffsetsRefusedWhileConsumerRuns(t *testing.T) {
 }
 
 func TestOffsetsWaitForReadiness(t *testing.T) {
-	e := kafkatest.Start(t, "ctlready")
+	e := storetest.Start(t, "ctlready")
 	c, err := control.New(control.Options{
 		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
 		Offsets: offsets.NewConnectorOffsets(e.Offsets, e.Admin),

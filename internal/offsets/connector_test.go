@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 func ctxFor(t *testing.T) context.Context {
@@ -33,7 +34,7 @@ func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string)
 }
 
 func TestSourceAlterThenListThenReset(t *testing.T) {
-	e := kafkatest.Start(t, "srcoffs")
+	e := storetest.Start(t, "srcoffs")
 	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
 	conn, other := kafkatest.Unique("fs"), kafkatest.Unique("other")
 	ctx := ctxFor(t)
@@ -108,7 +109,7 @@ func TestSourceAlterThenListThenReset(t *testing.T) {
 // TestSourceOffsetsReadOtherWorkersWrites: a GET answered by one worker
 // shows what another worker wrote just before.
 func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
-	e := kafkatest.Start(t, "srcread")
+	e := storetest.Start(t, "srcread")
 	conn := kafkatest.Unique("fs")
 	other, err := offsets.NewSourceStore(e.Opts, e.Prefix+"-offsets")
 	if err != nil {
@@ -133,7 +134,7 @@ func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
 	}
 }
 
-func produceTo(t *testing.T, e *kafkatest.Env, topic string, partition int32, n int) {
+func produceTo(t *testing.T, e *storetest.Env, topic string, partition int32, n int) {
 	t.Helper()
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
@@ -147,7 +148,7 @@ func produceTo(t *testing.T, e *kafkatest.Env, topic string, partition int32, n 
 	}
 }
 
-func makeTopic(t *testing.T, e *kafkatest.Env, name string, partitions int32) string {
+func makeTopic(t *testing.T, e *storetest.Env, name string, partitions int32) string {
 	t.Helper()
 	topic := e.Topic(name)
 	if _, err := e.Admin.CreateTopic(ctxFor(t), partitions, -1, nil, topic); err != nil {
@@ -175,7 +176,7 @@ func members(t *testing.T, adm *kadm.Client, group string) int {
 }
 
 func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
-	e := kafkatest.Start(t, "sinkoffs")
+	e := storetest.Start(t, "sinkoffs")
 	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 2)
@@ -237,7 +238,7 @@ func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
 // stopped tasks are removed; a consumer still running in the group makes
 // the change fail, as in Kafka Connect.
 func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
-	e := kafkatest.Start(t, "sinkbusy")
+	e := storetest.Start(t, "sinkbusy")
 	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)
@@ -270,7 +271,7 @@ func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
 }
 
 func TestSinkAlterUnknownPartition(t *testing.T) {
-	e := kafkatest.Start(t, "sinkunknown")
+	e := storetest.Start(t, "sinkunknown")
 	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)

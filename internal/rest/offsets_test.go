@@ -11,32 +11,24 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 // offsetsServer serves the REST API over a control.API with the real
 // offsets backend on one broker.
 type offsetsServer struct {
-	env *kafkatest.Env
+	env *storetest.Env
 	url string
 }
 
 func newOffsetsServer(t *testing.T) *offsetsServer {
 	t.Helper()
-	e := kafkatest.Start(t, "restoffs")
-	c, err := control.New(control.Options{
-		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		Offsets:      offsets.NewConnectorOffsets(e.Offsets, e.Admin),
-		WriteTimeout: 15 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(rest.NewHandler(c, zerolog.Nop()))
+	e := storetest.Start(t, "restoffs")
+	ts := httptest.NewServer(rest.NewHandler(controltest.OffsetsController(t, e), zerolog.Nop()))
 	t.Cleanup(ts.Close)
 	return &offsetsServer{env: e, url: ts.URL}
 }

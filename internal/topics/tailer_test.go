@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -76,13 +78,13 @@ func produceSeq(t *testing.T, cl *kgo.Client, topic string, from, to int) {
 		key := fmt.Sprintf("k%d", i%7)
 		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(key), Value: fmt.Appendf(nil, "%s %d", key, i)})
 	}
-	produce(t, cl, recs...)
+	kafkatest.Produce(t, cl, recs...)
 }
 
 func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "tail", 3, nil)
-	prod := newProducer(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "tail", 3, nil)
+	prod := kafkatest.NewClient(t, opts)
 	produceSeq(t, prod, "tail", 0, 300)
 
 	rec := newRecorder()
@@ -128,8 +130,8 @@ func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
 }
 
 func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "empty", 2, nil)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "empty", 2, nil)
 	rec := newRecorder()
 	tl, err := NewTailer(opts, "empty", rec.apply)
 	if err != nil {
@@ -157,15 +159,15 @@ func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
 // ends with one must still count as read to its end, and records of an
 // aborted transaction must never be applied.
 func TestTailerTransactionalTail(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "txn", 1, nil)
-	tx := newProducer(t, opts, kgo.TransactionalID("tx-1"))
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "txn", 1, nil)
+	tx := kafkatest.NewClient(t, opts, kgo.TransactionalID("tx-1"))
 	ctx := testCtx(t)
 	for i, commit := range []bool{true, false, true} {
 		if err := tx.BeginTransaction(); err != nil {
 			t.Fatal(err)
 		}
-		produce(t, tx, &kgo.Record{Topic: "txn", Key: []byte("k"), Value: fmt.Appendf(nil, "k %d", i)})
+		kafkatest.Produce(t, tx, &kgo.Record{Topic: "txn", Key: []byte("k"), Value: fmt.Appendf(nil, "k %d", i)})
 		if err := tx.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
 			t.Fatal(err)
 		}
@@ -190,9 +192,9 @@ func TestTailerTransactionalTail(t *testing.T) {
 }
 
 func TestTailerApplyPanicDoesNotStall(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "p", 1, nil)
-	prod := newProducer(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "p", 1, nil)
+	prod := kafkatest.NewClient(t, opts)
 	produceSeq(t, prod, "p", 0, 3)
 	var applied []string
 	tl, err := NewTailer(opts, "p", func(r *kgo.Record) {
@@ -217,7 +219,7 @@ func TestTailerApplyPanicDoesNotStall(t *testing.T) {
 }
 
 func TestTailerUnreachableBrokerFailsWithinDeadline(t *testing.T) {
-	addr := closedAddr(t)
+	addr := testutil.ClosedAddr(t)
 	tl, err := NewTailer([]kgo.Opt{kgo.SeedBrokers(addr)}, "t", func(*kgo.Record) {})
 	if err != nil {
 		t.Fatal(err)
