@@ -130,3 +130,19 @@ func StartStore(tb testing.TB, ctx context.Context, s Store, err error) {
 		tb.Fatal(err)
 	}
 }
+
+// StartWithin starts s with a deadline d away and returns Start's error,
+// failing the test if Start did not return within a few seconds of the
+// deadline: a store pointed at an unreachable broker must give up in
+// time.
+func StartWithin(tb testing.TB, s Store, d time.Duration) error {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	err := s.Start(ctx)
+	if took := time.Since(start); took > 3*time.Second {
+		tb.Fatalf("Start took %v with a %v deadline", took, d)
+	}
+	return err
+}
