@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/testutil"
 )
 
@@ -82,13 +82,9 @@ type running struct {
 	done   chan struct{}
 }
 
-func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *running {
+func run(t *testing.T, broker []kgo.Opt, id string, work assign.Work) *running {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := kafkatest.NewClient(t, broker)
 	f := &fakeWorker{work: work}
 	m := New(Config{Group: "g", WorkerID: id, URL: "http://" + id, Client: cl,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
@@ -104,11 +100,7 @@ func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *runn
 // leads (by the assignment it received), and every task runs on exactly one
 // member.
 func TestOneLeaderAndEachTaskOnce(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(6)
 	ms := []*running{run(t, broker, "a", work), run(t, broker, "b", work), run(t, broker, "c", work)}
 	testutil.Eventually(t, 30*time.Second, "6 tasks 2-2-2 with one leader", func() error {
@@ -139,11 +131,7 @@ func TestOneLeaderAndEachTaskOnce(t *testing.T) {
 // Invariant 3: a member removed from the group (as a survivor does for a
 // worker gossip declared dead) stops everything before it rejoins.
 func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(4)
 	a, b := run(t, broker, "a", work), run(t, broker, "b", work)
 	testutil.Eventually(t, 30*time.Second, "2-2", func() error {
@@ -154,11 +142,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 		}
 		return nil
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewClient(t, broker)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := LeaveByInstance(ctx, cl, "g", "b"); err != nil {
@@ -196,11 +180,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 // A revocation that takes longer than the session timeout does not cost the
 // member its membership: it keeps heartbeating while it stops tasks.
 func TestSlowRevocationKeepsTheMembership(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(4)
 	a := run(t, broker, "a", work)
 	a.f.mu.Lock()
