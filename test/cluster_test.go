@@ -162,25 +162,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func counts(place map[int]string) map[string]int {
-	out := map[string]int{}
-	for _, w := range place {
-		out[w]++
-	}
-	return out
-}
-
-func balanced(per int) func(map[int]string) bool {
-	return func(place map[int]string) bool {
-		for _, n := range counts(place) {
-			if n != per {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // TestClusterSpreadsRebalancesAndFailsOver is issue 3's done-when on real
 // processes: 12 Datagen tasks run 4-4-4 on three workers; a fourth worker
 // makes it 3-3-3-3 moving only 3 tasks; a worker killed with SIGKILL has its
@@ -197,18 +178,13 @@ func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	before, _ := c.placement("gen", 12, []string{"w1", "w2", "w3"}, balanced(4))
-	t.Logf("3 workers: %v", counts(before))
+	before, _ := c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
+	t.Logf("3 workers: %v", proctest.Counts(before))
 
 	c.add("w4", w1.bind)
-	after, took := c.placement("gen", 12, []string{"w1", "w2", "w3", "w4"}, balanced(3))
-	moved := 0
-	for task, w := range after {
-		if before[task] != w {
-			moved++
-		}
-	}
-	t.Logf("4 workers after %v: %v, %d tasks moved", took.Round(time.Millisecond), counts(after), moved)
+	after, took := c.placement("gen", 12, []string{"w1", "w2", "w3", "w4"}, proctest.Balanced(3))
+	moved := proctest.Moved(before, after)
+	t.Logf("4 workers after %v: %v, %d tasks moved", took.Round(time.Millisecond), proctest.Counts(after), moved)
 	if moved != 3 {
 		t.Fatalf("a join moved %d tasks, want exactly 3 (placement %v -> %v)", moved, before, after)
 	}
@@ -242,24 +218,13 @@ func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
 	for i := range seen {
 		seen[i] = map[int64]bool{}
 	}
-	idle := 0
-	for idle < 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.NumRecords() == 0 {
-			idle++
-			continue
+	kafkatest.ConsumeUntilIdle(cl, 3, time.Time{}, func(r *kgo.Record) {
+		task, seq, err := datagen.ParseValue(r.Value)
+		if err != nil || task < 0 || task >= tasks {
+			t.Fatalf("unexpected record %q: %v", r.Value, err)
 		}
-		idle = 0
-		fs.EachRecord(func(r *kgo.Record) {
-			task, seq, err := datagen.ParseValue(r.Value)
-			if err != nil || task < 0 || task >= tasks {
-				t.Fatalf("unexpected record %q: %v", r.Value, err)
-			}
-			seen[task][seq] = true
-		})
-	}
+		seen[task][seq] = true
+	})
 	for task, seqs := range seen {
 		max := int64(-1)
 		for s := range seqs {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"sort"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/proctest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -103,6 +104,15 @@ func (k *contract) reader() *workerProc {
 // where consumer groups connect-<name> are shared with other runs.
 func (k *contract) name(s string) string { return k.c.topic(s) }
 
+// onePartitionTopic creates a topic of one partition named after base
+// (see name) and returns its name.
+func (k *contract) onePartitionTopic(t *testing.T, base string) string {
+	t.Helper()
+	topic := k.name(base)
+	createOnePartitionTopic(t, k.c.bootstrap, topic)
+	return topic
+}
+
 // write sends a write to a follower.
 func (k *contract) write(t *testing.T, method, path, body string) (int, http.Header, []byte) {
 	t.Helper()
@@ -120,6 +130,40 @@ func (k *contract) read(t *testing.T, method, path string) (int, http.Header, []
 	return k.on(t, k.reader(), method, path, "")
 }
 
+// request sends a GET to the next worker in turn, as read does, and any
+// other method, without a body, to a follower, as write does.
+func (k *contract) request(t *testing.T, method, path string) (int, http.Header, []byte) {
+	t.Helper()
+	if method == "GET" {
+		return k.read(t, method, path)
+	}
+	return k.write(t, method, path, "")
+}
+
+// getJSON reads path from the next worker in turn and requires 200 with a
+// JSON Content-Type.
+func (k *contract) getJSON(t *testing.T, path string) []byte {
+	t.Helper()
+	code, hdr, body := k.read(t, "GET", path)
+	expectJSON(t, "GET "+path, code, hdr, body, http.StatusOK)
+	return body
+}
+
+// objectOnEach GETs path on every worker, requires 200 with a JSON object
+// that has the fields spec gives (see requireFields), and passes it to
+// check.
+func (k *contract) objectOnEach(t *testing.T, path string, spec map[string]string, check func(w *workerProc, m map[string]any, body []byte)) {
+	t.Helper()
+	for _, w := range k.workers {
+		what := "GET " + path + " on " + w.id
+		code, hdr, body := k.on(t, w, "GET", path, "")
+		expectJSON(t, what, code, hdr, body, http.StatusOK)
+		m := jsonObject(t, what, body)
+		requireFields(t, what, m, spec)
+		check(w, m, body)
+	}
+}
+
 // on sends a request to one worker.
 func (k *contract) on(t *testing.T, w *workerProc, method, path, body string) (int, http.Header, []byte) {
 	t.Helper()
@@ -132,25 +176,7 @@ func (k *contract) on(t *testing.T, w *workerProc, method, path, body string) (i
 
 // doReq is send with the response headers.
 func doReq(method, url, body string) (int, http.Header, []byte, error) {
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b, err
+	return proctest.Do(httpClient, method, url, body)
 }
 
 // errPollFatal, returned as a poll's state prefix, ends the poll at once:
@@ -162,23 +188,18 @@ const errPollFatal = "FATAL: "
 // description starts with errPollFatal or a worker died.
 func (k *contract) poll(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(stateDeadline)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if strings.HasPrefix(state, errPollFatal) {
-			t.Fatalf("%s: %s", what, strings.TrimPrefix(state, errPollFatal))
-		}
+	alive := func() {
 		for _, w := range k.workers {
 			w.FailIfExited()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v; last: %s", what, stateDeadline, state)
-		}
-		time.Sleep(150 * time.Millisecond)
 	}
+	waitFor(t, alive, stateDeadline, 150*time.Millisecond, what, func() (bool, string) {
+		ok, state := cond()
+		if !ok && strings.HasPrefix(state, errPollFatal) {
+			t.Fatalf("%s: %s", what, strings.TrimPrefix(state, errPollFatal))
+		}
+		return ok, state
+	})
 }
 
 // hopeless reports whether an answer means the endpoint is missing, so that
@@ -572,26 +593,9 @@ func readTopicValues(t *testing.T, bootstrap, topic string) []string {
 	cons := newKafkaClient(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
 		kgo.FetchMaxWait(200*time.Millisecond))
 	var out []string
-	next := map[int32]int64{}
-	done := func() bool {
-		for p, end := range want {
-			if next[p] < end {
-				return false
-			}
-		}
-		return true
-	}
-	for !done() {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: only reached %v of %v", topic, next, want)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < want[r.Partition] {
-				out = append(out, string(r.Value))
-			}
-			next[r.Partition] = r.Offset + 1
-		})
+	next, err := kafkatest.ConsumeTo(ctx, cons, want, func(r *kgo.Record) { out = append(out, string(r.Value)) }, nil)
+	if err != nil {
+		t.Fatalf("reading %s: only reached %v of %v", topic, next, want)
 	}
 	return out
 }

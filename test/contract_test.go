@@ -23,12 +23,6 @@ import (
 	"time"
 )
 
-const (
-	fileSourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-	fileSinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-	stringConverter = "org.apache.kafka.connect.storage.StringConverter"
-)
-
 // contractSource is a FileStreamSource config with one task.
 func contractSource(file, topic string) map[string]string {
 	cfg := fileSource(file, topic)
@@ -77,15 +71,13 @@ func newContractFixture(t *testing.T) *contractFixture {
 	t.Helper()
 	k := startContract(t, "contract")
 	f := &contractFixture{k: k, dir: t.TempDir(), bootstrap: k.c.bootstrap}
-	f.srcTopic = k.name("contract-src")
-	createOnePartitionTopic(t, f.bootstrap, f.srcTopic)
+	f.srcTopic = k.onePartitionTopic(t, "contract-src")
 	f.srcFile, f.sinkFile = filepath.Join(f.dir, "src.txt"), filepath.Join(f.dir, "sink.txt")
 	writeContractFile(t, f.srcFile, "src", 3)
 	f.src, f.sink = k.name("src"), k.name("sink")
 	f.srcCfg = contractSource(f.srcFile, f.srcTopic)
 	f.sinkCfg = contractSink(f.sinkFile, f.srcTopic)
-	f.miscTopic = k.name("contract-misc")
-	createOnePartitionTopic(t, f.bootstrap, f.miscTopic)
+	f.miscTopic = k.onePartitionTopic(t, "contract-misc")
 	return f
 }
 
@@ -123,24 +115,76 @@ type contractStep struct {
 // (on miscTopic), so that they leave src and sink alone.
 func TestContractRESTAPI(t *testing.T) {
 	f := newContractFixture(t)
+	loggers := &contractLoggers{k: f.k, ns: "sluice.contract.worker"}
 	for _, family := range []struct {
-		name string
-		// steps is called when the family starts, so that a family can
-		// choose what its steps share (admin/loggers: the worker asked).
-		steps func() []contractStep
+		name  string
+		start func() // runs when the family starts; nil: nothing to do
+		steps []contractStep
 	}{
-		{"server", f.serverSteps},
-		{"connectors", f.connectorSteps},
-		{"config", f.configSteps},
-		{"lifecycle", f.lifecycleSteps},
-		{"offsets", f.offsetsSteps},
-		{"topics", f.topicsSteps},
-		{"connector-plugins", f.pluginSteps},
-		{"admin/loggers", f.loggerSteps},
-		{"delete and unknown", f.deleteSteps},
+		{"server", nil, []contractStep{
+			{"GET / is ServerInfo", f.serverInfo},
+			{"GET /health is healthy", f.health},
+		}},
+		// The first step creates src and sink, which the later steps of
+		// this family and of most families below read.
+		{"connector", nil, []contractStep{
+			{"POST /connectors is 201 with Location and ConnectorInfo", f.postConnector},
+			{"GET /connectors/{c} is ConnectorInfo on every worker", f.connectorInfo},
+			{"GET /connectors/{c}/config is the config map", f.connectorConfig},
+			{"GET /connectors/{c}/status is ConnectorStateInfo", f.connectorStatus},
+		}},
+		{"tasks", nil, []contractStep{
+			{"GET /connectors/{c}/tasks is [{id:{connector,task},config}]", f.connectorTasks},
+			{"GET /connectors/{c}/tasks/{t}/status", f.taskStatus},
+		}},
+		{"connectors", nil, []contractStep{
+			{"GET /connectors lists names and expands status and info", f.listConnectors},
+			{"POST /connectors honours initial_state", f.initialState},
+			{"POST /connectors errors", f.postErrors},
+		}},
+		{"config", nil, []contractStep{
+			{"PUT /connectors/{c}/config creates (201) then updates (200)", f.putConfig},
+			{"PATCH /connectors/{c}/config merges; null removes a key", f.patchConfig},
+		}},
+		{"lifecycle", nil, []contractStep{
+			{"POST /connectors/{c}/restart", f.restartConnector},
+			{"POST /connectors/{c}/tasks/{t}/restart", f.restartTask},
+			{"PUT pause and resume are 202 and idempotent", f.pauseResume},
+			{"PUT stop is 204; STOPPED empties the tasks; resume starts it", f.stop},
+		}},
+		{"offsets", nil, []contractStep{
+			{"offsets of a source: GET shape; PATCH and DELETE only when STOPPED", f.sourceOffsets},
+			{"offsets of a sink: kafka_topic, kafka_partition, kafka_offset", f.sinkOffsets},
+		}},
+		{"topics", nil, []contractStep{
+			{"GET /connectors/{c}/topics and PUT topics/reset", f.activeTopics},
+		}},
+		{"connector-plugins", nil, []contractStep{
+			{"GET /connector-plugins", f.plugins},
+			{"GET /connector-plugins?connectorsOnly=false lists no transformations, which Sluice refuses", f.noTransformations},
+			{"GET /connector-plugins/{p}/config is a list of ConfigKeyInfo", f.pluginConfig},
+			{"PUT /connector-plugins/{p}/config/validate is ConfigInfos", f.validate},
+		}},
+		// The steps ask one follower, chosen when the family starts.
+		{"admin/loggers", loggers.chooseWorker, []contractStep{
+			{"GET lists LoggerLevels, root included", loggers.list},
+			{"PUT (worker scope) is 200 with the changed loggers; GET shows the level", loggers.setWorkerScope},
+			{"PUT without level is 400", loggers.setWithoutLevel},
+			{"PUT with a level log4j does not know is 404", loggers.setUnknownLevel},
+			{"GET an unknown logger is 404", loggers.getUnknown},
+			{"PUT ?scope=cluster is 204 and reaches every worker", loggers.setClusterScope},
+		}},
+		{"delete and unknown", nil, []contractStep{
+			{"DELETE /connectors/{c} is 204, then 404 everywhere", f.deleteConnector},
+			{"an unknown connector is a 404 on every endpoint", f.unknownConnector},
+			{"unknown path is 404 and wrong method 405, as JSON", f.unknownPath},
+		}},
 	} {
 		t.Run(family.name, func(t *testing.T) {
-			for _, s := range family.steps() {
+			if family.start != nil {
+				family.start()
+			}
+			for _, s := range family.steps {
 				t.Run(s.name, s.run)
 			}
 		})
@@ -150,134 +194,26 @@ func TestContractRESTAPI(t *testing.T) {
 	}
 }
 
-// serverSteps rely on nothing but the running workers.
-func (f *contractFixture) serverSteps() []contractStep {
-	return []contractStep{
-		{"GET / is ServerInfo", f.serverInfo},
-		{"GET /health is healthy", f.health},
-	}
-}
-
-// connectorSteps create src and sink (the first step), which every later
-// step of the family and the offsets, topics and delete families read.
-func (f *contractFixture) connectorSteps() []contractStep {
-	return []contractStep{
-		{"POST /connectors is 201 with Location and ConnectorInfo", f.postConnector},
-		{"GET /connectors/{c} is ConnectorInfo on every worker", f.connectorInfo},
-		{"GET /connectors/{c}/config is the config map", f.connectorConfig},
-		{"GET /connectors/{c}/status is ConnectorStateInfo", f.connectorStatus},
-		{"GET /connectors/{c}/tasks is [{id:{connector,task},config}]", f.connectorTasks},
-		{"GET /connectors/{c}/tasks/{t}/status", f.taskStatus},
-		{"GET /connectors lists names and expands status and info", f.listConnectors},
-		{"POST /connectors honours initial_state", f.initialState},
-		{"POST /connectors errors", f.postErrors},
-	}
-}
-
-// configSteps create connectors of their own.
-func (f *contractFixture) configSteps() []contractStep {
-	return []contractStep{
-		{"PUT /connectors/{c}/config creates (201) then updates (200)", f.putConfig},
-		{"PATCH /connectors/{c}/config merges; null removes a key", f.patchConfig},
-	}
-}
-
-// lifecycleSteps create connectors of their own.
-func (f *contractFixture) lifecycleSteps() []contractStep {
-	return []contractStep{
-		{"POST /connectors/{c}/restart", f.restartConnector},
-		{"POST /connectors/{c}/tasks/{t}/restart", f.restartTask},
-		{"PUT pause and resume are 202 and idempotent", f.pauseResume},
-		{"PUT stop is 204; STOPPED empties the tasks; resume starts it", f.stop},
-	}
-}
-
-// offsetsSteps: the source step creates its own connector; the sink step
-// reads sink, which the connectors family created.
-func (f *contractFixture) offsetsSteps() []contractStep {
-	return []contractStep{
-		{"offsets of a source: GET shape; PATCH and DELETE only when STOPPED", f.sourceOffsets},
-		{"offsets of a sink: kafka_topic, kafka_partition, kafka_offset", f.sinkOffsets},
-	}
-}
-
-// topicsSteps read src and sink, which the connectors family created, and
-// reset src's active topics, which no later step reads.
-func (f *contractFixture) topicsSteps() []contractStep {
-	return []contractStep{
-		{"GET /connectors/{c}/topics and PUT topics/reset", f.activeTopics},
-	}
-}
-
-// pluginSteps rely on nothing but the running workers.
-func (f *contractFixture) pluginSteps() []contractStep {
-	return []contractStep{
-		{"GET /connector-plugins", f.plugins},
-		{"GET /connector-plugins?connectorsOnly=false lists no transformations, which Sluice refuses", f.noTransformations},
-		{"GET /connector-plugins/{p}/config is a list of ConfigKeyInfo", f.pluginConfig},
-		{"PUT /connector-plugins/{p}/config/validate is ConfigInfos", f.validate},
-	}
-}
-
-// loggerSteps ask one follower, chosen when the family starts, about its
-// loggers; they create no connector and rely on none.
-func (f *contractFixture) loggerSteps() []contractStep {
-	w := f.k.follower()
-	var others []*workerProc
-	for _, x := range f.k.workers {
-		if x != w {
-			others = append(others, x)
-		}
-	}
-	l := contractLoggers{k: f.k, w: w, others: others, ns: "sluice.contract.worker"}
-	return []contractStep{
-		{"GET lists LoggerLevels, root included", l.list},
-		{"PUT (worker scope) is 200 with the changed loggers; GET shows the level", l.setWorkerScope},
-		{"PUT without level is 400", l.setWithoutLevel},
-		{"PUT with a level log4j does not know is 404", l.setUnknownLevel},
-		{"GET an unknown logger is 404", l.getUnknown},
-		{"PUT ?scope=cluster is 204 and reaches every worker", l.setClusterScope},
-	}
-}
-
-// deleteSteps: the DELETE step creates its own connector; the unknown-path
-// step names src in its paths (the answer does not depend on src).
-func (f *contractFixture) deleteSteps() []contractStep {
-	return []contractStep{
-		{"DELETE /connectors/{c} is 204, then 404 everywhere", f.deleteConnector},
-		{"an unknown connector is a 404 on every endpoint", f.unknownConnector},
-		{"unknown path is 404 and wrong method 405, as JSON", f.unknownPath},
-	}
-}
-
 // serverInfo relies on nothing.
 func (f *contractFixture) serverInfo(t *testing.T) {
-	k := f.k
-	for _, w := range k.workers {
-		code, hdr, body := k.on(t, w, "GET", "/", "")
-		expectJSON(t, "GET / on "+w.id, code, hdr, body, http.StatusOK)
-		m := jsonObject(t, "GET /", body)
-		// entities/ServerInfo.java: version, commit, kafka_cluster_id.
-		requireFields(t, "GET / on "+w.id, m, map[string]string{"version": "string", "commit": "string", "kafka_cluster_id": "string"})
-		if m["kafka_cluster_id"] == "" {
-			t.Errorf("GET / on %s: empty kafka_cluster_id: %s", w.id, body)
-		}
-	}
+	// entities/ServerInfo.java: version, commit, kafka_cluster_id.
+	f.k.objectOnEach(t, "/", map[string]string{"version": "string", "commit": "string", "kafka_cluster_id": "string"},
+		func(w *workerProc, m map[string]any, body []byte) {
+			if m["kafka_cluster_id"] == "" {
+				t.Errorf("GET / on %s: empty kafka_cluster_id: %s", w.id, body)
+			}
+		})
 }
 
 // health relies on nothing.
 func (f *contractFixture) health(t *testing.T) {
-	k := f.k
-	for _, w := range k.workers {
-		code, hdr, body := k.on(t, w, "GET", "/health", "")
-		expectJSON(t, "GET /health on "+w.id, code, hdr, body, http.StatusOK)
-		m := jsonObject(t, "GET /health", body)
-		// entities/WorkerStatus.java: {"status":"healthy","message":...}.
-		requireFields(t, "GET /health on "+w.id, m, map[string]string{"status": "string", "message": "string"})
-		if m["status"] != "healthy" {
-			t.Errorf("GET /health on %s: status %v, want healthy: %s", w.id, m["status"], body)
-		}
-	}
+	// entities/WorkerStatus.java: {"status":"healthy","message":...}.
+	f.k.objectOnEach(t, "/health", map[string]string{"status": "string", "message": "string"},
+		func(w *workerProc, m map[string]any, body []byte) {
+			if m["status"] != "healthy" {
+				t.Errorf("GET /health on %s: status %v, want healthy: %s", w.id, m["status"], body)
+			}
+		})
 }
 
 // postConnector creates src and sink, and waits until both run.
@@ -359,8 +295,7 @@ func (f *contractFixture) connectorStatus(t *testing.T) {
 func (f *contractFixture) connectorTasks(t *testing.T) {
 	k := f.k
 	src := f.src
-	code, hdr, body := k.read(t, "GET", "/connectors/"+src+"/tasks")
-	expectJSON(t, "GET tasks", code, hdr, body, http.StatusOK)
+	body := k.getJSON(t, "/connectors/"+src+"/tasks")
 	tasks := jsonArray(t, "GET tasks", body)
 	if len(tasks) != 1 {
 		t.Fatalf("GET /connectors/%s/tasks: %d tasks, want 1: %s", src, len(tasks), body)
@@ -386,8 +321,7 @@ func (f *contractFixture) connectorTasks(t *testing.T) {
 func (f *contractFixture) taskStatus(t *testing.T) {
 	k := f.k
 	src := f.src
-	code, hdr, body := k.read(t, "GET", "/connectors/"+src+"/tasks/0/status")
-	expectJSON(t, "GET task status", code, hdr, body, http.StatusOK)
+	body := k.getJSON(t, "/connectors/"+src+"/tasks/0/status")
 	m := jsonObject(t, "GET task status", body)
 	// ConnectorStateInfo.TaskState: {"id","state","worker_id"[,"trace"]}.
 	requireFields(t, "GET task status", m, map[string]string{"id": "int", "state": "string", "worker_id": "string", "trace": "?string"})
@@ -430,8 +364,7 @@ func (f *contractFixture) listConnectors(t *testing.T) {
 		{"?expand=status&expand=info", []string{"status", "info"}},
 		{"?expand=info&expand=status", []string{"status", "info"}},
 	} {
-		code, hdr, body := k.read(t, "GET", "/connectors"+c.query)
-		expectJSON(t, "GET /connectors"+c.query, code, hdr, body, http.StatusOK)
+		body := k.getJSON(t, "/connectors"+c.query)
 		m := jsonObject(t, "GET /connectors"+c.query, body)
 		entry, ok := m[src].(map[string]any)
 		if !ok {
@@ -792,14 +725,8 @@ func (f *contractFixture) sourceOffsets(t *testing.T) {
 	// entities/ConnectorOffsets: {"offsets":[{"partition":{...},"offset":{...}}]};
 	// FileStreamSourceTask: partition {"filename"}, offset {"position"}.
 	body := k.pollGET(t, path, "source offset at the end of the file", func(code int, body []byte) bool {
-		var out struct {
-			Offsets []struct {
-				Partition map[string]any `json:"partition"`
-				Offset    map[string]any `json:"offset"`
-			} `json:"offsets"`
-		}
-		return code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Offsets) == 1 &&
-			out.Offsets[0].Partition["filename"] == file && out.Offsets[0].Offset["position"] == float64(fi.Size())
+		p, o, ok := oneOffset(code, body)
+		return ok && p["filename"] == file && o["position"] == float64(fi.Size())
 	})
 	checkOffsets(t, "GET source offsets", body)
 
@@ -865,15 +792,8 @@ func (f *contractFixture) sinkOffsets(t *testing.T) {
 		return countLines(b) == 3, fmt.Sprintf("%q", b)
 	})
 	body := k.pollGET(t, "/connectors/"+sink+"/offsets", "sink offset 3 on partition 0", func(code int, body []byte) bool {
-		var out struct {
-			Offsets []struct {
-				Partition map[string]any `json:"partition"`
-				Offset    map[string]any `json:"offset"`
-			} `json:"offsets"`
-		}
-		return code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Offsets) == 1 &&
-			out.Offsets[0].Partition["kafka_topic"] == srcTopic && out.Offsets[0].Partition["kafka_partition"] == 0.0 &&
-			out.Offsets[0].Offset["kafka_offset"] == 3.0
+		p, o, ok := oneOffset(code, body)
+		return ok && p["kafka_topic"] == srcTopic && p["kafka_partition"] == 0.0 && o["kafka_offset"] == 3.0
 	})
 	checkOffsets(t, "GET sink offsets", body)
 }
@@ -906,8 +826,7 @@ func (f *contractFixture) activeTopics(t *testing.T) {
 // plugins relies on nothing.
 func (f *contractFixture) plugins(t *testing.T) {
 	k := f.k
-	code, hdr, body := k.read(t, "GET", "/connector-plugins")
-	expectJSON(t, "GET /connector-plugins", code, hdr, body, http.StatusOK)
+	body := k.getJSON(t, "/connector-plugins")
 	types := checkPlugins(t, "GET /connector-plugins", body)
 	if types[fileSourceClass] != "source" || types[fileSinkClass] != "sink" {
 		t.Errorf("GET /connector-plugins: FileStream connectors missing or mistyped: %s", body)
@@ -918,8 +837,7 @@ func (f *contractFixture) plugins(t *testing.T) {
 			t.Errorf("GET /connector-plugins lists %s of type %q; connectorsOnly defaults to true", class, typ)
 		}
 	}
-	code, hdr, body = k.read(t, "GET", "/connector-plugins?connectorsOnly=false")
-	expectJSON(t, "GET /connector-plugins?connectorsOnly=false", code, hdr, body, http.StatusOK)
+	body = k.getJSON(t, "/connector-plugins?connectorsOnly=false")
 	types = checkPlugins(t, "GET /connector-plugins?connectorsOnly=false", body)
 	seen := map[string]bool{}
 	for _, typ := range types {
@@ -944,8 +862,7 @@ func (f *contractFixture) noTransformations(t *testing.T) {
 	// and refuses the transforms key (400 naming it), so it must not
 	// list plugins a config could not use: the list and the validation
 	// agree.
-	code, hdr, body := k.read(t, "GET", "/connector-plugins?connectorsOnly=false")
-	expectJSON(t, "GET /connector-plugins?connectorsOnly=false", code, hdr, body, http.StatusOK)
+	body := k.getJSON(t, "/connector-plugins?connectorsOnly=false")
 	for class, typ := range checkPlugins(t, "GET /connector-plugins?connectorsOnly=false", body) {
 		if typ == "transformation" || typ == "predicate" {
 			t.Errorf("lists %s plugin %s that no config can use", typ, class)
@@ -953,7 +870,7 @@ func (f *contractFixture) noTransformations(t *testing.T) {
 	}
 	cfg := map[string]string{"connector.class": "FileStreamSource", "file": "/tmp/x", "topic": "t",
 		"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter"}
-	code, hdr, body = k.write(t, "POST", "/connectors", connectorJSON(t, k.name("smt"), cfg))
+	code, hdr, body := k.write(t, "POST", "/connectors", connectorJSON(t, k.name("smt"), cfg))
 	expectJSON(t, "POST /connectors with transforms", code, hdr, body, http.StatusBadRequest)
 	if !strings.Contains(string(body), "transforms") {
 		t.Errorf("POST /connectors with transforms: the 400 does not name the key: %s", body)
@@ -964,8 +881,7 @@ func (f *contractFixture) noTransformations(t *testing.T) {
 func (f *contractFixture) pluginConfig(t *testing.T) {
 	k := f.k
 	for _, p := range []string{fileSourceClass, "FileStreamSource", "FileStreamSourceConnector"} {
-		code, hdr, body := k.read(t, "GET", "/connector-plugins/"+p+"/config")
-		expectJSON(t, "GET plugin config "+p, code, hdr, body, http.StatusOK)
+		body := k.getJSON(t, "/connector-plugins/"+p+"/config")
 		defs := map[string]map[string]any{}
 		for i, x := range jsonArray(t, "GET plugin config "+p, body) {
 			d, ok := x.(map[string]any)
@@ -1051,8 +967,19 @@ type contractLoggers struct {
 	ns     string
 }
 
+// chooseWorker makes a follower w, the others the other workers.
+func (l *contractLoggers) chooseWorker() {
+	l.w = l.k.follower()
+	l.others = nil
+	for _, x := range l.k.workers {
+		if x != l.w {
+			l.others = append(l.others, x)
+		}
+	}
+}
+
 // list relies on nothing.
-func (l contractLoggers) list(t *testing.T) {
+func (l *contractLoggers) list(t *testing.T) {
 	k, w := l.k, l.w
 	code, hdr, body := k.on(t, w, "GET", "/admin/loggers", "")
 	expectJSON(t, "GET /admin/loggers", code, hdr, body, http.StatusOK)
@@ -1077,7 +1004,7 @@ func (l contractLoggers) list(t *testing.T) {
 }
 
 // setWorkerScope sets ns to TRACE on w; it relies on nothing.
-func (l contractLoggers) setWorkerScope(t *testing.T) {
+func (l *contractLoggers) setWorkerScope(t *testing.T) {
 	k, w, ns := l.k, l.w, l.ns
 	// Loggers.setLevel: the sorted names of the loggers it changed,
 	// the namespace itself included; AbstractHerder.setWorkerLoggerLevel
@@ -1119,14 +1046,14 @@ func (l contractLoggers) setWorkerScope(t *testing.T) {
 }
 
 // setWithoutLevel relies on nothing.
-func (l contractLoggers) setWithoutLevel(t *testing.T) {
+func (l *contractLoggers) setWithoutLevel(t *testing.T) {
 	// LoggingResource.setLevel: BadRequestException.
 	code, hdr, body := l.k.on(t, l.w, "PUT", "/admin/loggers/"+l.ns, `{}`)
 	requireErrorBody(t, "PUT logger without level", code, hdr, body, http.StatusBadRequest)
 }
 
 // setUnknownLevel relies on nothing.
-func (l contractLoggers) setUnknownLevel(t *testing.T) {
+func (l *contractLoggers) setUnknownLevel(t *testing.T) {
 	// LoggingResource.setLevel: Level.toLevel(..., null) == null ->
 	// throw new NotFoundException("invalid log level '...'.") with
 	// org.apache.kafka.connect.errors.NotFoundException: 404.
@@ -1135,7 +1062,7 @@ func (l contractLoggers) setUnknownLevel(t *testing.T) {
 }
 
 // getUnknown relies on nothing.
-func (l contractLoggers) getUnknown(t *testing.T) {
+func (l *contractLoggers) getUnknown(t *testing.T) {
 	// LoggingResource.getLogger: Loggers.level returns null for a
 	// logger that does not exist -> "Logger ... not found.", 404.
 	code, hdr, body := l.k.on(t, l.w, "GET", "/admin/loggers/no.such.logger.anywhere", "")
@@ -1144,7 +1071,7 @@ func (l contractLoggers) getUnknown(t *testing.T) {
 
 // setClusterScope writes through a follower, not through w; it relies on
 // nothing.
-func (l contractLoggers) setClusterScope(t *testing.T) {
+func (l *contractLoggers) setClusterScope(t *testing.T) {
 	k := l.k
 	// LoggingResource.setLevel, CLUSTER_SCOPE: Response.noContent();
 	// DistributedHerder.setClusterLoggerLevel writes it to the config
@@ -1185,24 +1112,17 @@ func (f *contractFixture) deleteConnector(t *testing.T) {
 // unknownConnector relies on nothing.
 func (f *contractFixture) unknownConnector(t *testing.T) {
 	k := f.k
-	for _, r := range []struct{ method, path, body string }{
-		{"GET", "/connectors/nope", ""},
-		{"GET", "/connectors/nope/config", ""},
-		{"PUT", "/connectors/nope/pause", ""},
-		{"PUT", "/connectors/nope/resume", ""},
-		{"PUT", "/connectors/nope/stop", ""},
-		{"GET", "/connectors/nope/status", ""},
-		{"GET", "/connectors/nope/tasks", ""},
-		{"DELETE", "/connectors/nope", ""},
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/connectors/nope"},
+		{"GET", "/connectors/nope/config"},
+		{"PUT", "/connectors/nope/pause"},
+		{"PUT", "/connectors/nope/resume"},
+		{"PUT", "/connectors/nope/stop"},
+		{"GET", "/connectors/nope/status"},
+		{"GET", "/connectors/nope/tasks"},
+		{"DELETE", "/connectors/nope"},
 	} {
-		var code int
-		var hdr http.Header
-		var body []byte
-		if r.method == "GET" {
-			code, hdr, body = k.read(t, r.method, r.path)
-		} else {
-			code, hdr, body = k.write(t, r.method, r.path, r.body)
-		}
+		code, hdr, body := k.request(t, r.method, r.path)
 		requireErrorBody(t, r.method+" "+r.path, code, hdr, body, http.StatusNotFound)
 	}
 }
@@ -1227,14 +1147,7 @@ func (f *contractFixture) unknownPath(t *testing.T) {
 		{"GET", "/connectors/" + src + "/pause", 405, "HTTP 405 Method Not Allowed"},
 		{"POST", "/connectors/" + src + "/status", 405, "HTTP 405 Method Not Allowed"},
 	} {
-		var code int
-		var hdr http.Header
-		var body []byte
-		if r.method == "GET" {
-			code, hdr, body = k.read(t, r.method, r.path)
-		} else {
-			code, hdr, body = k.write(t, r.method, r.path, "")
-		}
+		code, hdr, body := k.request(t, r.method, r.path)
 		msg := requireErrorBody(t, r.method+" "+r.path, code, hdr, body, r.code)
 		if msg != r.msg {
 			t.Errorf("%s %s: message %q, Connect's is %q", r.method, r.path, msg, r.msg)
@@ -1275,6 +1188,22 @@ func requireMessage(t *testing.T, what string, body []byte, want string) {
 	if m["message"] != want {
 		t.Errorf("%s: message %q, Connect's is %q", what, m["message"], want)
 	}
+}
+
+// oneOffset decodes a 200 answer with a ConnectorOffsets of exactly one
+// partition and returns that partition and its offset; ok is false for any
+// other answer.
+func oneOffset(code int, body []byte) (partition, offset map[string]any, ok bool) {
+	var out struct {
+		Offsets []struct {
+			Partition map[string]any `json:"partition"`
+			Offset    map[string]any `json:"offset"`
+		} `json:"offsets"`
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &out) != nil || len(out.Offsets) != 1 {
+		return nil, nil, false
+	}
+	return out.Offsets[0].Partition, out.Offsets[0].Offset, true
 }
 
 // checkOffsets checks ConnectorOffsets: {"offsets":[{"partition":{},"offset":{}}]}.
@@ -1403,8 +1332,7 @@ func TestContractSourceOffsetsRewind(t *testing.T) {
 	k := startContract(t, "rewind-source")
 	dir := t.TempDir()
 	const n = 200
-	topic := k.name("rewind-src")
-	createOnePartitionTopic(t, k.c.bootstrap, topic)
+	topic := k.onePartitionTopic(t, "rewind-src")
 	file := filepath.Join(dir, "in.txt")
 	lines := writeContractFile(t, file, "rewind", n)
 	name := k.name("rewind-source")
@@ -1446,8 +1374,7 @@ func TestContractSinkOffsetsRewind(t *testing.T) {
 	k := startContract(t, "rewind-sink")
 	dir := t.TempDir()
 	const n = 100
-	topic := k.name("rewind-sink")
-	createOnePartitionTopic(t, k.c.bootstrap, topic)
+	topic := k.onePartitionTopic(t, "rewind-sink")
 	var values []string
 	for i := 1; i <= n; i++ {
 		values = append(values, fmt.Sprintf("record %04d", i))

@@ -68,7 +68,7 @@ func TestPostgresSourceInventory(t *testing.T) {
 	// the worker dies while it copies them.
 	insert("orders", 5000)
 	want["inventory-orders"] += 5000
-	waitFor(t, d.Proc, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
+	waitFor(t, d.Proc.FailIfExited, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
 		n := pgTopicCount(t, d, "inventory-orders")
 		return n > 130, fmt.Sprintf("%d records in inventory-orders", n)
 	})

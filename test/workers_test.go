@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // GET /workers on any worker asks every worker of the cluster, through the
@@ -21,7 +23,7 @@ func TestWorkersListsWhatEachWorkerRuns(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	c.placement("gen", 12, []string{"w1", "w2", "w3"}, balanced(4))
+	c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
 	deadline := time.Now().Add(stateDeadline)
 	last := ""
 	for time.Now().Before(deadline) {

@@ -146,3 +146,53 @@ func StartWithin(tb testing.TB, s Store, d time.Duration) error {
 	}
 	return err
 }
+
+// ConsumeUntilIdle polls cl, calling each for every record, until idle
+// polls in a row, each waiting up to a second, bring no record, or until
+// deadline passes (the zero time: no deadline).
+func ConsumeUntilIdle(cl *kgo.Client, idle int, deadline time.Time, each func(*kgo.Record)) {
+	for quiet := 0; quiet < idle && (deadline.IsZero() || time.Now().Before(deadline)); {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			quiet++
+			continue
+		}
+		quiet = 0
+		fs.EachRecord(each)
+	}
+}
+
+// ConsumeTo polls cl, a consumer of a topic from its start, until every
+// partition of end has been read up to its end offset, and calls each for
+// every record below that offset. Fetch errors go to onErr, if not nil,
+// and polling goes on. If ctx ends first, ConsumeTo returns ctx's error
+// with the offsets it reached.
+func ConsumeTo(ctx context.Context, cl *kgo.Client, end map[int32]int64, each func(*kgo.Record), onErr func(topic string, partition int32, err error)) (map[int32]int64, error) {
+	next := map[int32]int64{}
+	done := func() bool {
+		for p, e := range end {
+			if next[p] < e {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return next, err
+		}
+		if onErr != nil {
+			fs.EachError(onErr)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < end[r.Partition] {
+				each(r)
+			}
+			next[r.Partition] = r.Offset + 1
+		})
+	}
+	return next, nil
+}
