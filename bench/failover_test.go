@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/proctest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var flagKills = flag.Int("bench.kills", 5, "SIGKILLs (each followed by a restart) per run of the failover benchmark")
@@ -519,27 +520,12 @@ func foCheckSequences(tb testing.TB, bootstrap string) (records, duplicates int)
 		tb.Fatalf("reading %s to its end offsets %v: %v; reached %v", foTopic, want, err, next)
 	}
 	for task, seqs := range seen {
-		max := int64(-1)
-		for s := range seqs {
-			if s > max {
-				max = s
-			}
-		}
-		if max < 0 {
+		highest, n, missing := testutil.Gaps(seqs, 10)
+		if highest < 0 {
 			tb.Fatalf("task %d produced nothing", task)
 		}
-		var missing []string
-		n := 0
-		for s := int64(0); s <= max; s++ {
-			if !seqs[s] {
-				if n < 10 {
-					missing = append(missing, fmt.Sprint(s))
-				}
-				n++
-			}
-		}
 		if n > 0 {
-			tb.Errorf("task %d: %d sequence numbers missing below %d, first: %s", task, n, max, strings.Join(missing, ", "))
+			tb.Errorf("task %d: %d sequence numbers missing below %d, first: %v", task, n, highest, missing)
 		}
 	}
 	if tb.Failed() {

@@ -91,11 +91,8 @@ func jsonOf(t *testing.T, s string, v any) {
 // necessarily the leader; exit codes say what went wrong. The steps run in
 // order on one cluster: each uses the connectors the ones before it made.
 func TestAdminCommandsDriveTheCluster(t *testing.T) {
-	c := startCluster(t, "cli")
-	w1 := c.add("w1")
-	w2 := c.add("w2", w1.bind)
-	c.add("w3", w1.bind)
-	r := &cliRun{t: t, c: c, a: admin{t: t, join: w2.bind, cluster: c.name}}
+	c, ws := startWorkers(t, "cli", 3)
+	r := &cliRun{t: t, c: c, a: admin{t: t, join: ws[1].bind, cluster: c.name}}
 	r.joinAtFollower()
 	dir := t.TempDir()
 	r.in, r.out, r.topic = filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt"), c.topic("cli-lines")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/proctest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // cluster is a `sluice broker` and `sluice worker` processes of one cluster.
@@ -83,6 +85,18 @@ func (c *cluster) topic(name string) string {
 	return name
 }
 
+// startWorkers starts a cluster and n workers, w1 to wn, each told w1's
+// gossip address, and returns them in that order.
+func startWorkers(t *testing.T, name string, n int) (*cluster, []*workerProc) {
+	t.Helper()
+	c := startCluster(t, name)
+	ws := []*workerProc{c.add("w1")}
+	for i := 2; i <= n; i++ {
+		ws = append(ws, c.add(fmt.Sprintf("w%d", i), ws[0].bind))
+	}
+	return c, ws
+}
+
 // add starts a worker; join lists gossip seeds (workers also find each
 // other through the Kafka group).
 func (c *cluster) add(id string, join ...string) *workerProc {
@@ -138,7 +152,7 @@ func (c *cluster) placement(connector string, n int, alive []string, cond func(m
 			if json.Unmarshal(body, &st) == nil && len(st.Tasks) == n {
 				place := map[int]string{}
 				for _, task := range st.Tasks {
-					if task.State == "RUNNING" && contains(alive, task.WorkerID) {
+					if task.State == "RUNNING" && slices.Contains(alive, task.WorkerID) {
 						place[task.ID] = task.WorkerID
 					}
 				}
@@ -153,35 +167,20 @@ func (c *cluster) placement(connector string, n int, alive []string, cond func(m
 	return nil, 0
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestClusterSpreadsRebalancesAndFailsOver is issue 3's done-when on real
 // processes: 12 Datagen tasks run 4-4-4 on three workers; a fourth worker
 // makes it 3-3-3-3 moving only 3 tasks; a worker killed with SIGKILL has its
 // tasks RUNNING on the others within seconds, and no sequence has a gap.
 func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
-	c := startCluster(t, "spread")
-	w1 := c.add("w1")
-	c.add("w2", w1.bind)
-	c.add("w3", w1.bind)
-	code, body := mustSend(t, "POST", "http://"+c.any()+"/connectors", connectorJSON(t, "gen", map[string]string{
+	c, ws := startWorkers(t, "spread", 3)
+	createOn(t, c.any(), "gen", map[string]string{
 		"connector.class": "Datagen", "topic": c.topic("gen"), "tasks.max": "12", "records.per.second": "100",
 		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter.schemas.enable": "false",
-	}))
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %s", code, body)
-	}
+	})
 	before, _ := c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
 	t.Logf("3 workers: %v", proctest.Counts(before))
 
-	c.add("w4", w1.bind)
+	c.add("w4", ws[0].bind)
 	after, took := c.placement("gen", 12, []string{"w1", "w2", "w3", "w4"}, proctest.Balanced(3))
 	moved := proctest.Moved(before, after)
 	t.Logf("4 workers after %v: %v, %d tasks moved", took.Round(time.Millisecond), proctest.Counts(after), moved)
@@ -226,23 +225,12 @@ func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
 		seen[task][seq] = true
 	})
 	for task, seqs := range seen {
-		max := int64(-1)
-		for s := range seqs {
-			if s > max {
-				max = s
-			}
-		}
-		if max < 0 {
+		highest, _, missing := testutil.Gaps(seqs, 10)
+		if highest < 0 {
 			t.Fatalf("task %d produced nothing", task)
 		}
-		var missing []string
-		for s := int64(0); s <= max && len(missing) < 10; s++ {
-			if !seqs[s] {
-				missing = append(missing, fmt.Sprint(s))
-			}
-		}
 		if len(missing) > 0 {
-			t.Fatalf("task %d: sequence numbers missing below %d: %s", task, max, strings.Join(missing, ", "))
+			t.Fatalf("task %d: sequence numbers missing below %d: %v", task, highest, missing)
 		}
 	}
 }
@@ -259,12 +247,9 @@ func TestClustersWithDifferentNamesStaySeparate(t *testing.T) {
 		name  string
 		topic string
 	}{{a, "in-alpha", c.topic("in-alpha")}, {b, "in-beta", other.topic("in-beta")}} {
-		code, body := mustSend(t, "POST", "http://"+x.w.rest+"/connectors", connectorJSON(t, x.name, map[string]string{
+		createOn(t, x.w.rest, x.name, map[string]string{
 			"connector.class": "Datagen", "topic": x.topic, "tasks.max": "1", "records.per.second": "10",
-		}))
-		if code != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", x.name, code, body)
-		}
+		})
 	}
 	c.placement("in-alpha", 1, []string{"a1"}, nil)
 	other.placement("in-beta", 1, []string{"b1"}, nil)

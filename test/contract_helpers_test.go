@@ -33,13 +33,10 @@ type contract struct {
 // workers, and waits until GET /workers names all three and one leader.
 func startContract(t *testing.T, name string) *contract {
 	t.Helper()
-	c := startCluster(t, name)
-	w1 := c.add("w1")
-	w2 := c.add("w2", w1.bind)
-	w3 := c.add("w3", w1.bind)
-	k := &contract{t: t, c: c, workers: []*workerProc{w1, w2, w3}}
+	c, ws := startWorkers(t, name, 3)
+	k := &contract{t: t, c: c, workers: ws}
 	k.poll(t, "GET /workers shows 3 workers and exactly one leader", func() (bool, string) {
-		leader, n, body := k.leader(w1)
+		leader, n, body := k.leader(ws[0])
 		return leader != "" && n == 3, body
 	})
 	return k

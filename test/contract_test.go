@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,7 +353,7 @@ func (f *contractFixture) listConnectors(t *testing.T) {
 			if code != http.StatusOK || json.Unmarshal(body, &names) != nil {
 				return false, fmt.Sprintf("%d %s", code, body)
 			}
-			return contains(names, src) && contains(names, sink), string(body)
+			return slices.Contains(names, src) && slices.Contains(names, sink), string(body)
 		})
 	}
 	for _, c := range []struct {
@@ -931,7 +932,7 @@ func (f *contractFixture) validate(t *testing.T) {
 	if n, _ := m["error_count"].(float64); n < 1 {
 		t.Errorf("validate: error_count %v, want >= 1 for batch.size=lots: %s", m["error_count"], body)
 	}
-	if groups, _ := m["groups"].([]any); !containsAny(groups, "Common") {
+	if groups, _ := m["groups"].([]any); !slices.Contains(groups, any("Common")) {
 		t.Errorf(`validate: groups %s lack Connect's "Common"`, compactJSON(m["groups"]))
 	}
 	if v := values["batch.size"]; v == nil || v["value"] != "lots" || len(v["errors"].([]any)) == 0 {
@@ -1014,7 +1015,7 @@ func (l *contractLoggers) setWorkerScope(t *testing.T) {
 	code, hdr, body := k.on(t, w, "PUT", "/admin/loggers/"+ns, `{"level": "trace"}`)
 	expectJSON(t, "PUT /admin/loggers/"+ns, code, hdr, body, http.StatusOK)
 	var changed []string
-	if err := json.Unmarshal(body, &changed); err != nil || !contains(changed, ns) {
+	if err := json.Unmarshal(body, &changed); err != nil || !slices.Contains(changed, ns) {
 		t.Errorf("PUT /admin/loggers/%s: want a list of logger names with %s: %s", ns, ns, body)
 	}
 	for _, n := range changed {
@@ -1314,15 +1315,6 @@ func checkConfigInfos(t *testing.T, what string, body []byte) map[string]map[str
 		t.Errorf("%s: error_count %v, but the values carry %d errors", what, m["error_count"], errs)
 	}
 	return values
-}
-
-func containsAny(list []any, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestContractSourceOffsetsRewind: a FileStreamSource has copied a file of N

@@ -12,19 +12,12 @@ import (
 // pausing and deleting connectors through each of three workers works, and
 // every worker's local view converges.
 func TestWritesOnAnyWorkerReachTheLeader(t *testing.T) {
-	c := startCluster(t, "forward")
-	w1 := c.add("w1")
-	w2 := c.add("w2", w1.bind)
-	w3 := c.add("w3", w1.bind)
-	workers := []*workerProc{w1, w2, w3}
+	c, workers := startWorkers(t, "forward", 3)
 	for i, w := range workers {
 		name := fmt.Sprintf("via-%s", w.id)
-		code, body := mustSend(t, "POST", "http://"+w.rest+"/connectors", connectorJSON(t, name, map[string]string{
+		createOn(t, w.rest, name, map[string]string{
 			"connector.class": "Datagen", "topic": name, "tasks.max": "1", "records.per.second": "5",
-		}))
-		if code != http.StatusCreated {
-			t.Fatalf("create through %s: %d %s", w.id, code, body)
-		}
+		})
 		// Pause and resume through the next worker, so writes cross.
 		next := workers[(i+1)%len(workers)]
 		if code, body := mustSend(t, "PUT", "http://"+next.rest+"/connectors/"+name+"/pause", ""); code != http.StatusAccepted {
@@ -47,12 +40,12 @@ func TestWritesOnAnyWorkerReachTheLeader(t *testing.T) {
 	for _, name := range []string{"via-w1", "via-w2", "via-w3"} {
 		waitPaused(t, c, name)
 	}
-	if code, body := mustSend(t, "DELETE", "http://"+w3.rest+"/connectors/via-w1", ""); code != http.StatusNoContent {
+	if code, body := mustSend(t, "DELETE", "http://"+workers[2].rest+"/connectors/via-w1", ""); code != http.StatusNoContent {
 		t.Fatalf("delete through w3: %d %s", code, body)
 	}
 	deadline := time.Now().Add(stateDeadline)
 	for {
-		code, _ := mustSend(t, "GET", "http://"+w2.rest+"/connectors/via-w1", "")
+		code, _ := mustSend(t, "GET", "http://"+workers[1].rest+"/connectors/via-w1", "")
 		if code == http.StatusNotFound {
 			break
 		}

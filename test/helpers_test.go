@@ -140,9 +140,16 @@ func connectorJSON(t *testing.T, name string, config map[string]string) string {
 // createConnector POSTs a connector and requires 201 Created.
 func createConnector(t *testing.T, d *dev, name string, config map[string]string) {
 	t.Helper()
-	code, body := mustSend(t, "POST", d.url("/connectors"), connectorJSON(t, name, config))
+	createOn(t, d.restAddr, name, config)
+}
+
+// createOn POSTs a connector to the worker at rest and requires 201
+// Created.
+func createOn(t *testing.T, rest, name string, config map[string]string) {
+	t.Helper()
+	code, body := mustSend(t, "POST", "http://"+rest+"/connectors", connectorJSON(t, name, config))
 	if code != http.StatusCreated {
-		t.Fatalf("POST /connectors %s: %d %s", name, code, body)
+		t.Fatalf("POST /connectors %s on %s: %d %s", name, rest, code, body)
 	}
 }
 

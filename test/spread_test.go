@@ -2,7 +2,6 @@ package test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -11,17 +10,11 @@ import (
 // A connector with tasks.max=2 on six workers keeps exactly two of them busy:
 // its connector instance runs next to one of its tasks.
 func TestTwoTasksOnSixWorkersKeepTwoBusy(t *testing.T) {
-	c := startCluster(t, "six")
-	w1 := c.add("w1")
-	for i := 2; i <= 6; i++ {
-		c.add(fmt.Sprintf("w%d", i), w1.bind)
-	}
-	code, body := mustSend(t, "POST", "http://"+w1.rest+"/connectors", connectorJSON(t, "pair", map[string]string{
+	c, ws := startWorkers(t, "six", 6)
+	w1 := ws[0]
+	createOn(t, w1.rest, "pair", map[string]string{
 		"connector.class": "Datagen", "topic": "pair", "tasks.max": "2", "records.per.second": "5",
-	}))
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %s", code, body)
-	}
+	})
 	all := []string{"w1", "w2", "w3", "w4", "w5", "w6"}
 	c.placement("pair", 2, all, nil)
 	deadline := time.Now().Add(stateDeadline)

@@ -13,16 +13,11 @@ import (
 // actor cluster (protobuf messages over protoactor remote), what it runs:
 // three workers, one leader, twelve tasks each listed exactly once.
 func TestWorkersListsWhatEachWorkerRuns(t *testing.T) {
-	c := startCluster(t, "listing")
-	w1 := c.add("w1")
-	c.add("w2", w1.bind)
-	w3 := c.add("w3", w1.bind)
-	code, body := mustSend(t, "POST", "http://"+w1.rest+"/connectors", connectorJSON(t, "gen", map[string]string{
+	c, ws := startWorkers(t, "listing", 3)
+	w1, w3 := ws[0], ws[2]
+	createOn(t, w1.rest, "gen", map[string]string{
 		"connector.class": "Datagen", "topic": "gen", "tasks.max": "12", "records.per.second": "5",
-	}))
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %s", code, body)
-	}
+	})
 	c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
 	deadline := time.Now().Add(stateDeadline)
 	last := ""

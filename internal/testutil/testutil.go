@@ -120,3 +120,23 @@ func listen(tb testing.TB) net.Listener {
 	}
 	return l
 }
+
+// Gaps looks for holes in a sequence counted from 0, such as the seq of a
+// Datagen task's records: it returns the highest number in seqs (-1 when
+// there is none), how many numbers from 0 to it are missing, and the first
+// of them, at most limit.
+func Gaps(seqs map[int64]bool, limit int) (highest int64, missing int, first []int64) {
+	highest = -1
+	for s := range seqs {
+		highest = max(highest, s)
+	}
+	for s := int64(0); s <= highest; s++ {
+		if !seqs[s] {
+			if len(first) < limit {
+				first = append(first, s)
+			}
+			missing++
+		}
+	}
+	return highest, missing, first
+}
