@@ -194,3 +194,27 @@ func (e *env) committedAll(name string, tasks int, perTask int64) (bool, error) 
 	}
 	return got == tasks, nil
 }
+
+// loopRuns calls run once per iteration of b.Loop, with the number of runs
+// before it, and returns what the runs returned; an error ends the
+// benchmark.
+func loopRuns[R any](b *testing.B, run func(i int) (R, error)) []R {
+	var rows []R
+	for b.Loop() {
+		r, err := run(len(rows))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// sum adds up d of every row.
+func sum[R any](rows []R, d func(R) time.Duration) time.Duration {
+	var total time.Duration
+	for _, r := range rows {
+		total += d(r)
+	}
+	return total
+}

@@ -123,14 +123,9 @@ func BenchmarkIdleTaskMemory(b *testing.B) {
 			e := newEnv(b)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			var rows []idleResult
-			for b.Loop() {
-				r, err := runIdle(ctx, e, fmt.Sprintf("idle-%d-%d", k, len(rows)), k, time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows = append(rows, r)
-			}
+			rows := loopRuns(b, func(i int) (idleResult, error) {
+				return runIdle(ctx, e, fmt.Sprintf("idle-%d-%d", k, i), k, time.Second)
+			})
 			var sum idleResult
 			for _, r := range rows {
 				sum.heap += r.heap

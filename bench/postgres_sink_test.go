@@ -335,20 +335,10 @@ func BenchmarkPostgresSink(b *testing.B) {
 	conn := pg.Conn(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	var rows []pgSinkPair
-	for b.Loop() {
-		r, err := runPgSinkPair(ctx, e, pg, conn, len(rows), s, len(rows)%2 == 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	var raw, sl, first time.Duration
-	for _, r := range rows {
-		raw += r.raw
-		sl += r.sluice.done
-		first += r.sluice.first
-	}
+	rows := loopRuns(b, func(i int) (pgSinkPair, error) { return runPgSinkPair(ctx, e, pg, conn, i, s, i%2 == 0) })
+	raw := sum(rows, func(r pgSinkPair) time.Duration { return r.raw })
+	sl := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.done })
+	first := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.first })
 	n := int64(s.rows) * int64(len(rows))
 	b.ReportMetric(rate(n, raw), "raw-rows/s")
 	b.ReportMetric(rate(n, sl), "sluice-rows/s")

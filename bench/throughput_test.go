@@ -277,20 +277,10 @@ func BenchmarkThroughput(b *testing.B) {
 	raw := newRawProducer(b, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	var rows []pairResult
-	for b.Loop() {
-		r, err := runPair(ctx, e, raw, len(rows), s, len(rows)%2 == 0, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	var rawT, acked, committed time.Duration
-	for _, r := range rows {
-		rawT += r.raw
-		acked += r.sluice.acked
-		committed += r.sluice.committed
-	}
+	rows := loopRuns(b, func(i int) (pairResult, error) { return runPair(ctx, e, raw, i, s, i%2 == 0, nil) })
+	rawT := sum(rows, func(r pairResult) time.Duration { return r.raw })
+	acked := sum(rows, func(r pairResult) time.Duration { return r.sluice.acked })
+	committed := sum(rows, func(r pairResult) time.Duration { return r.sluice.committed })
 	n := s.total() * int64(len(rows))
 	b.ReportMetric(rate(n, rawT), "raw-records/s")
 	b.ReportMetric(rate(n, committed), "sluice-records/s")

@@ -52,6 +52,19 @@ func (e *offsetsEnv) offsets(t *testing.T, name string) []control.ConnectorOffse
 	return got.Offsets
 }
 
+// reset resets name's offsets, requiring Connect's message and no offsets
+// afterwards.
+func (e *offsetsEnv) reset(t *testing.T, name string) {
+	t.Helper()
+	msg, err := e.C.ResetOffsets(ctx(t), name)
+	if err != nil || msg.Message != resetMsg {
+		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
+	}
+	if got := e.offsets(t, name); len(got) != 0 {
+		t.Fatalf("after reset: %v", got)
+	}
+}
+
 // roundTrip makes v look as JSON decoding makes a response body look.
 func roundTrip(t *testing.T, v any) any {
 	t.Helper()
@@ -112,13 +125,7 @@ func TestSourceOffsetsAlterReadReset(t *testing.T) {
 		t.Fatalf("after a null offset for /a: %v, want %v", got, want[1:])
 	}
 
-	msg, err = e.C.ResetOffsets(ctx(t), name)
-	if err != nil || msg.Message != resetMsg {
-		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
-	}
-	if got := e.offsets(t, name); len(got) != 0 {
-		t.Fatalf("after reset: %v", got)
-	}
+	e.reset(t, name)
 }
 
 func TestOffsetsChangesNeedStoppedWithoutTasks(t *testing.T) {
@@ -300,13 +307,7 @@ func TestSinkOffsetsAlterReadResetWithLingeringTask(t *testing.T) {
 	wantCode(t, err, http.StatusBadRequest, "missing")
 
 	e.StoppedSinkTask(t, name, topic, 5)
-	msg, err = e.C.ResetOffsets(ctx(t), name)
-	if err != nil || msg.Message != resetMsg {
-		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
-	}
-	if got := e.offsets(t, name); len(got) != 0 {
-		t.Fatalf("after reset: %v", got)
-	}
+	e.reset(t, name)
 }
 
 // TestSinkOffsetsRefusedWhileConsumerRuns: a member that is not a stopped

@@ -16,13 +16,6 @@ import (
 	"github.com/sluice-io/sluice/internal/topics"
 )
 
-func startConfigLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *ConfigLog {
-	t.Helper()
-	c, err := NewConfigLog(opts, configTopic, log)
-	kafkatest.StartStore(t, testCtx(t), c, err)
-	return c
-}
-
 // rawValues reads the config topic with a plain tailer: key -> latest value.
 func rawValues(t *testing.T, opts []kgo.Opt) map[string]string {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/kafkatest"
@@ -32,4 +33,26 @@ func newCluster(t *testing.T) []kgo.Opt {
 		t.Fatal(err)
 	}
 	return opts
+}
+
+// startConfigLog starts a config log, read to its end, that closes with
+// the test; likewise startStatusLog.
+func startConfigLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *ConfigLog {
+	t.Helper()
+	c, err := NewConfigLog(opts, configTopic, log)
+	kafkatest.StartStore(t, testCtx(t), c, err)
+	return c
+}
+
+func startStatusLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *StatusLog {
+	t.Helper()
+	s, err := NewStatusLog(opts, statusTopic, log)
+	kafkatest.StartStore(t, testCtx(t), s, err)
+	return s
+}
+
+// twoStatusLogs starts the status logs of two workers.
+func twoStatusLogs(t *testing.T, opts []kgo.Opt) (*StatusLog, *StatusLog) {
+	t.Helper()
+	return startStatusLog(t, opts, zerolog.Nop()), startStatusLog(t, opts, zerolog.Nop())
 }

@@ -17,13 +17,6 @@ import (
 	"github.com/sluice-io/sluice/internal/testutil"
 )
 
-func startStatusLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *StatusLog {
-	t.Helper()
-	s, err := NewStatusLog(opts, statusTopic, log)
-	kafkatest.StartStore(t, testCtx(t), s, err)
-	return s
-}
-
 func flushAndRead(t *testing.T, writer *StatusLog, readers ...*StatusLog) {
 	t.Helper()
 	if err := writer.Flush(testCtx(t)); err != nil {
@@ -43,8 +36,7 @@ func statusRecord(key string, st Status) *kgo.Record {
 
 func TestStatusLogPutIsVisibleAtOnceAndToOthers(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 
 	run := Status{State: StateRunning, WorkerID: "w1:8083", Generation: 3}
 	a.PutConnector("my-conn", run)
@@ -80,8 +72,7 @@ func TestStatusLogPutIsVisibleAtOnceAndToOthers(t *testing.T) {
 
 func TestStatusLogGenerationRule(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 	raw := kafkatest.NewClient(t, opts)
 	id := connectors.TaskID{Connector: "c", Task: 0}
 
@@ -131,8 +122,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 
 func TestStatusLogDeleteConnector(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 	run := Status{State: StateRunning, WorkerID: "w1", Generation: 1}
 	a.PutConnector("gone", run)
 	a.PutConnector("kept", run)

@@ -120,8 +120,7 @@ func TestParseTopicTracking(t *testing.T) {
 // to other workers once read.
 func TestRecordActiveTopic(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 
 	before := time.Now().UnixMilli()
 	a.RecordActiveTopic("c", 2, "orders")
@@ -230,8 +229,7 @@ func TestActiveTopicsReadFromTheTopic(t *testing.T) {
 
 func TestResetActiveTopics(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 	for _, topic := range []string{"t1", "t2", "t3"} {
 		a.RecordActiveTopic("c", 0, topic)
 	}

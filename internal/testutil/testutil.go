@@ -140,3 +140,16 @@ func Gaps(seqs map[int64]bool, limit int) (highest int64, missing int, first []i
 	}
 	return highest, missing, first
 }
+
+// Receive returns the next value from ch, and fails the test, saying
+// what did not happen, if none comes within d.
+func Receive[T any](tb testing.TB, ch <-chan T, d time.Duration, what string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		tb.Fatal(what)
+		panic("unreachable")
+	}
+}

@@ -89,13 +89,7 @@ func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
 
 	rec := newRecorder()
 	tl, err := NewTailer(opts, "tail", rec.apply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	if err := tl.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, testCtx(t), tl, err)
 	if n := rec.count(); n != 300 {
 		t.Fatalf("after Start: applied %d records, want 300", n)
 	}
@@ -116,13 +110,7 @@ func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
 	// A new tailer (a restarted worker) reads everything again.
 	rec2 := newRecorder()
 	tl2, err := NewTailer(opts, "tail", rec2.apply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl2.Close()
-	if err := tl2.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, testCtx(t), tl2, err)
 	if n := rec2.count(); n != 450 {
 		t.Fatalf("restarted tailer applied %d records, want 450", n)
 	}
@@ -145,13 +133,9 @@ func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
 	go func() { errc <- tl.WaitPosition(testCtx(t), 0, 5) }()
 	time.Sleep(50 * time.Millisecond)
 	tl.Close()
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "closed") {
-			t.Fatalf("wait on a closed tailer: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not unblock WaitPosition")
+	err = testutil.Receive(t, errc, 5*time.Second, "Close did not unblock WaitPosition")
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("wait on a closed tailer: %v", err)
 	}
 }
 

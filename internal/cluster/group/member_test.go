@@ -96,6 +96,18 @@ func run(t *testing.T, broker []kgo.Opt, id string, work assign.Work) *running {
 	return r
 }
 
+// twoEach is the condition that a and b run two tasks each.
+func twoEach(a, b *running) func() error {
+	return func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		if len(ta) != 2 || len(tb) != 2 {
+			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
+		}
+		return nil
+	}
+}
+
 // Invariants 2 and 4: at each stable point exactly one member believes it
 // leads (by the assignment it received), and every task runs on exactly one
 // member.
@@ -134,14 +146,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(4)
 	a, b := run(t, broker, "a", work), run(t, broker, "b", work)
-	testutil.Eventually(t, 30*time.Second, "2-2", func() error {
-		ta, _ := a.f.snapshot()
-		tb, _ := b.f.snapshot()
-		if len(ta) != 2 || len(tb) != 2 {
-			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
-		}
-		return nil
-	})
+	testutil.Eventually(t, 30*time.Second, "2-2", twoEach(a, b))
 	cl := kafkatest.NewClient(t, broker)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -193,14 +198,7 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 		return nil
 	})
 	b := run(t, broker, "b", work)
-	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", func() error {
-		ta, _ := a.f.snapshot()
-		tb, _ := b.f.snapshot()
-		if len(ta) != 2 || len(tb) != 2 {
-			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
-		}
-		return nil
-	})
+	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", twoEach(a, b))
 	if _, events := a.f.snapshot(); slices.Contains(events, "lost") {
 		t.Fatalf("a lost its membership during a slow revocation: %v", events)
 	}
