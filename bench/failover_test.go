@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,8 +21,6 @@ import (
 	"github.com/sluice-io/sluice/internal/proctest"
 	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-var flagKills = flag.Int("bench.kills", 5, "SIGKILLs (each followed by a restart) per run of the failover benchmark")
 
 // The failover scenario: three workers, one Datagen connector with 12 tasks,
 // so 4-4-4 when balanced, as issue 3 specifies the benchmark.
@@ -168,23 +165,8 @@ func startFoCluster(tb testing.TB, name string) *foCluster {
 	c := &foCluster{tb: tb, name: name, bootstrap: proctest.FreeAddr(tb)}
 	c.broker = foNewProc(tb, "broker", "broker", "--addr", c.bootstrap, "--data-dir", tb.TempDir())
 	c.broker.start()
-	deadline := time.Now().Add(foStartDeadline)
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap))
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err = cl.Ping(ctx)
-			cancel()
-			cl.Close()
-		}
-		if err == nil {
-			break
-		}
-		c.broker.FailIfExited()
-		if time.Now().After(deadline) {
-			tb.Fatalf("broker on %s not up within %v: %v", c.bootstrap, foStartDeadline, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := kafkatest.WaitUp(c.bootstrap, foStartDeadline, c.broker.FailIfExited); err != nil {
+		tb.Fatalf("broker on %s not up within %v: %v", c.bootstrap, foStartDeadline, err)
 	}
 	for i := 1; i <= foWorkers; i++ {
 		w := &foWorker{id: fmt.Sprintf("w%d", i), rest: proctest.FreeAddr(tb), bind: proctest.FreeAddr(tb)}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-var flagIdleTasks = flag.String("bench.idle-tasks", "100,1000", "comma-separated task counts of the idle-task memory benchmark")
 
 // For comparison with Kafka Connect, only what its source says, no
 // measured number (we found none published for an idle task): Connect runs

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -18,13 +17,6 @@ import (
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
 	"github.com/sluice-io/sluice/internal/testutil"
-)
-
-var (
-	flagPgSinkRows       = flag.Int("bench.pg-sink-rows", 200000, "records in the topic the PostgreSQL sink benchmark writes to a table")
-	flagPgSinkTasks      = flag.Int("bench.pg-sink-tasks", 2, "tasks.max of the PostgreSQL sink benchmark (and partitions of its topic, and raw writer goroutines)")
-	flagPgSinkValueSize  = flag.Int("bench.pg-sink-value-size", 100, "bytes of the text column of each row in the PostgreSQL sink benchmark")
-	flagPgSinkInsertMode = flag.String("bench.pg-sink-mode", "insert", "insert.mode of the PostgreSQL sink benchmark: insert or upsert (the raw writer does the same)")
 )
 
 // pgSinkBatch is the raw writer's rows per transaction: the most a sink

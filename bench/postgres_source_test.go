@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -16,11 +15,6 @@ import (
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/pgtest"
 	"github.com/sluice-io/sluice/internal/testutil"
-)
-
-var (
-	flagPgRows  = flag.Int("bench.pg-rows", 200000, "rows of the table the PostgreSQL source benchmark copies")
-	flagPgBatch = flag.Int("bench.pg-batch", 1000, "batch.max.rows of the PostgreSQL source benchmark (and the raw reader's LIMIT)")
 )
 
 // pgBenchTable creates the benchmark's table: an id, a text, a decimal, a

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -16,12 +15,6 @@ import (
 
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/testutil"
-)
-
-var (
-	flagRecords   = flag.Int("bench.records", 4000000, "records per throughput run, split evenly over the tasks")
-	flagTasks     = flag.Int("bench.tasks", 4, "Datagen tasks.max (and raw producer goroutines) in the throughput benchmark")
-	flagValueSize = flag.Int("bench.value-size", 100, "Datagen value.size (padding bytes) in the throughput benchmark")
 )
 
 // throughputSpec is what one run writes: tasks x perTask records.

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -47,23 +46,8 @@ func startCluster(t *testing.T, name string) *cluster {
 	}
 	addr := proctest.FreeAddr(t)
 	b := startProc(t, "broker", nil, "broker", "--addr", addr, "--data-dir", t.TempDir())
-	deadline := time.Now().Add(startDeadline)
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err = cl.Ping(ctx)
-			cancel()
-			cl.Close()
-		}
-		if err == nil {
-			break
-		}
-		b.FailIfExited()
-		if time.Now().After(deadline) {
-			t.Fatalf("broker not up: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := kafkatest.WaitUp(addr, startDeadline, b.FailIfExited); err != nil {
+		t.Fatalf("broker not up: %v", err)
 	}
 	return &cluster{t: t, name: name, bootstrap: addr, workers: map[string]*workerProc{}}
 }

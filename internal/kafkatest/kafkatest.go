@@ -196,3 +196,27 @@ func ConsumeTo(ctx context.Context, cl *kgo.Client, end map[int32]int64, each fu
 	}
 	return next, nil
 }
+
+// WaitUp pings the broker at addr every 100 ms until it answers, and
+// returns the last error if it does not within timeout. Before each retry
+// it calls alive, which should end the test if the broker's process died.
+func WaitUp(addr string, timeout time.Duration, alive func()) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = cl.Ping(ctx)
+			cancel()
+			cl.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		alive()
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

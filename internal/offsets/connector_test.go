@@ -13,13 +13,18 @@ import (
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
-func ctxFor(t *testing.T) context.Context {
+func ctxFor(t *testing.T) context.Context { return testutil.Context(t, 30*time.Second) }
+
+// must returns v, failing the test on err.
+func must[T any](t *testing.T, v T, err error) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func i64(v int64) *int64 { return &v }
@@ -27,10 +32,7 @@ func i64(v int64) *int64 { return &v }
 func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.PartitionOffset {
 	t.Helper()
 	got, err := co.SourceOffsets(ctxFor(t), connector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return must(t, got, err)
 }
 
 func TestSourceAlterThenListThenReset(t *testing.T) {
@@ -160,19 +162,13 @@ func makeTopic(t *testing.T, e *storetest.Env, name string, partitions int32) st
 func sinkOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.SinkOffset {
 	t.Helper()
 	got, err := co.SinkOffsets(ctxFor(t), connector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return must(t, got, err)
 }
 
 func members(t *testing.T, adm *kadm.Client, group string) int {
 	t.Helper()
 	d, err := adm.DescribeGroups(ctxFor(t), group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(d[group].Members)
+	return len(must(t, d, err)[group].Members)
 }
 
 func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {

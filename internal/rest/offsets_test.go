@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // offsetsServer serves the REST API over a control.API with the real
@@ -44,12 +45,7 @@ func (s *offsetsServer) create(t *testing.T, cfg map[string]string, initial stri
 	return name, s.url + "/connectors/" + name + "/offsets"
 }
 
-func ctxT(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxT(t *testing.T) context.Context { return testutil.Context(t, 20*time.Second) }
 
 func wantOK(t *testing.T, r response, want any) {
 	t.Helper()
