@@ -204,28 +204,15 @@ func (c *foCluster) failIfExited(workers []*foWorker) {
 	}
 }
 
-type foStatus struct {
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int    `json:"id"`
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-		Trace    string `json:"trace"`
-	} `json:"tasks"`
-}
-
-func (c *foCluster) status(from *foWorker) (foStatus, string, error) {
+func (c *foCluster) status(from *foWorker) (proctest.Status, string, error) {
 	code, body, err := foGet("http://" + from.rest + "/connectors/" + foConnector + "/status")
 	if err != nil {
-		return foStatus{}, "", err
+		return proctest.Status{}, "", err
 	}
 	if code != http.StatusOK {
-		return foStatus{}, string(body), fmt.Errorf("status %d", code)
+		return proctest.Status{}, string(body), fmt.Errorf("status %d", code)
 	}
-	var st foStatus
+	var st proctest.Status
 	if err := json.Unmarshal(body, &st); err != nil {
 		c.tb.Fatalf("status of %s from %s is not JSON: %v: %s", foConnector, from.id, err, body)
 	}

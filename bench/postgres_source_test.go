@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/pgtest"
-	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // pgBenchTable creates the benchmark's table: an id, a text, a decimal, a
@@ -96,30 +94,16 @@ func runPgSluice(ctx context.Context, e *env, pg *pgtest.Server, name string, ro
 	if err := e.createConnector(ctx, name, cfg); err != nil {
 		return t, err
 	}
-	err := testutil.Poll(ctx, 10*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
-		if t.acked == 0 {
-			n, err := e.endOffsets(ctx, topic)
-			if err != nil || n < int64(rows) {
-				return false, err
-			}
-			if n > int64(rows) {
-				return false, fmt.Errorf("topic %s holds %d records, more than the %d rows", topic, n, rows)
-			}
-			t.acked = time.Since(start)
-		}
+	t, err := e.waitSluice(ctx, name, topic, int64(rows), start, func() (bool, error) {
 		for _, po := range e.offsets.Offsets(name) {
 			if pgOffsetInt(po.Offset[postgres.OffsetIncrementing]) == int64(rows) {
-				t.committed = time.Since(start)
 				return true, nil
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
+		return t, err
 	}
 	if err := e.deleteConnector(ctx, name); err != nil {
 		return t, err

@@ -105,6 +105,17 @@ func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec
 	if err := e.createConnector(ctx, name, datagenConfig(name, topic, s.tasks, s.perTask, s.valueSize)); err != nil {
 		return t, err
 	}
+	return e.waitSluice(ctx, name, topic, s.total(), start, func() (bool, error) {
+		return e.committedAll(name, s.tasks, s.perTask)
+	})
+}
+
+// waitSluice polls a Sluice run of connector name that started at start
+// until topic holds want records (acked) and committed reports every
+// offset stored (committed). A failed task, or more records than want,
+// ends it with an error.
+func (e *env) waitSluice(ctx context.Context, name, topic string, want int64, start time.Time, committed func() (bool, error)) (sluiceTimes, error) {
+	var t sluiceTimes
 	// Polled every 10 ms: fine enough against runs of seconds, coarse
 	// enough not to load the broker the run is writing to.
 	err := testutil.Poll(ctx, 10*time.Millisecond, func() (bool, error) {
@@ -116,15 +127,15 @@ func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec
 			if err != nil {
 				return false, err
 			}
-			if n > s.total() {
-				return false, fmt.Errorf("topic %s holds %d records, more than the %d generated", topic, n, s.total())
+			if n > want {
+				return false, fmt.Errorf("topic %s holds %d records, more than the %d written", topic, n, want)
 			}
-			if n < s.total() {
+			if n < want {
 				return false, nil
 			}
 			t.acked = time.Since(start)
 		}
-		ok, err := e.committedAll(name, s.tasks, s.perTask)
+		ok, err := committed()
 		if ok {
 			t.committed = time.Since(start)
 		}

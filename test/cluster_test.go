@@ -109,18 +109,6 @@ func (c *cluster) any() string {
 	return c.workers[ids[0]].rest
 }
 
-type placedStatus struct {
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int    `json:"id"`
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"tasks"`
-}
-
 // placement polls the status until every one of n tasks is RUNNING on a
 // worker in alive, and returns task -> worker. It returns how long that took.
 func (c *cluster) placement(connector string, n int, alive []string, cond func(map[int]string) bool) (map[int]string, time.Duration) {
@@ -132,7 +120,7 @@ func (c *cluster) placement(connector string, n int, alive []string, cond func(m
 		code, body, err := send("GET", "http://"+c.any()+"/connectors/"+connector+"/status", "")
 		if err == nil && code == http.StatusOK {
 			last = string(body)
-			var st placedStatus
+			var st proctest.Status
 			if json.Unmarshal(body, &st) == nil && len(st.Tasks) == n {
 				place := map[int]string{}
 				for _, task := range st.Tasks {

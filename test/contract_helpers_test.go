@@ -232,58 +232,28 @@ func (k *contract) pollGET(t *testing.T, path, what string, cond func(code int, 
 	return last
 }
 
-// cStatus is Connect's ConnectorStateInfo.
-type cStatus struct {
-	Name      string `json:"name"`
-	Connector struct {
-		State    string  `json:"state"`
-		WorkerID string  `json:"worker_id"`
-		Trace    *string `json:"trace"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int     `json:"id"`
-		State    string  `json:"state"`
-		WorkerID string  `json:"worker_id"`
-		Trace    *string `json:"trace"`
-	} `json:"tasks"`
-	Type string `json:"type"`
-}
-
-// allTasks reports whether there is at least one task and all are in state.
-func (s cStatus) allTasks(state string) bool {
-	if len(s.Tasks) == 0 {
-		return false
-	}
-	for _, x := range s.Tasks {
-		if x.State != state {
-			return false
-		}
-	}
-	return true
-}
-
 // waitState polls the connector's status on each worker in turn until
 // cond holds, and returns it.
-func (k *contract) waitState(t *testing.T, name, what string, cond func(cStatus) bool) cStatus {
+func (k *contract) waitState(t *testing.T, name, what string, cond func(proctest.Status) bool) proctest.Status {
 	t.Helper()
-	var st cStatus
+	var st proctest.Status
 	k.pollGET(t, "/connectors/"+name+"/status", name+": "+what, func(code int, body []byte) bool {
-		st = cStatus{}
+		st = proctest.Status{}
 		return code == http.StatusOK && json.Unmarshal(body, &st) == nil && cond(st)
 	})
 	return st
 }
 
-func (k *contract) waitRunning(t *testing.T, name string) cStatus {
+func (k *contract) waitRunning(t *testing.T, name string) proctest.Status {
 	t.Helper()
-	return k.waitState(t, name, "connector and every task RUNNING", func(s cStatus) bool {
-		return s.Connector.State == "RUNNING" && s.allTasks("RUNNING")
+	return k.waitState(t, name, "connector and every task RUNNING", func(s proctest.Status) bool {
+		return s.Running()
 	})
 }
 
-func (k *contract) waitStopped(t *testing.T, name string) cStatus {
+func (k *contract) waitStopped(t *testing.T, name string) proctest.Status {
 	t.Helper()
-	return k.waitState(t, name, "connector STOPPED with no tasks", func(s cStatus) bool {
+	return k.waitState(t, name, "connector STOPPED with no tasks", func(s proctest.Status) bool {
 		return s.Connector.State == "STOPPED" && len(s.Tasks) == 0
 	})
 }
@@ -430,7 +400,7 @@ var connectStates = map[string]bool{"UNASSIGNED": true, "RUNNING": true, "PAUSED
 // checkStatus checks Connect's ConnectorStateInfo shape:
 // {"name","connector":{"state","worker_id"[,"trace"]},"tasks":[{"id","state","worker_id"[,"trace"]}],"type"}.
 // trace is @JsonInclude(NON_EMPTY): absent, or a non-empty string.
-func checkStatus(t *testing.T, what string, body []byte, name, typ string) cStatus {
+func checkStatus(t *testing.T, what string, body []byte, name, typ string) proctest.Status {
 	t.Helper()
 	m := jsonObject(t, what, body)
 	requireFields(t, what, m, map[string]string{"name": "string", "connector": "object", "tasks": "array", "type": "string"})
@@ -466,7 +436,7 @@ func checkStatus(t *testing.T, what string, body []byte, name, typ string) cStat
 			checkState(fmt.Sprintf("%s: tasks[%d]", what, i), o, true)
 		}
 	}
-	var st cStatus
+	var st proctest.Status
 	_ = json.Unmarshal(body, &st)
 	return st
 }

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // contractSource is a FileStreamSource config with one task.
@@ -412,7 +414,7 @@ func (f *contractFixture) initialState(t *testing.T) {
 			k.waitRunning(t, name)
 			continue
 		}
-		k.waitState(t, name, "connector "+want, func(s cStatus) bool { return s.Connector.State == want })
+		k.waitState(t, name, "connector "+want, func(s proctest.Status) bool { return s.Connector.State == want })
 		// Tasks never appear (so one look per worker, a while later, is
 		// enough, even on a lagging view).
 		time.Sleep(2 * time.Second)
@@ -611,7 +613,7 @@ func (f *contractFixture) restartConnector(t *testing.T) {
 	code, hdr, body := k.write(t, "POST", "/connectors/"+name+"/restart?includeTasks=true", "")
 	expectJSON(t, "POST restart?includeTasks=true", code, hdr, body, http.StatusAccepted)
 	st := checkStatus(t, "POST restart?includeTasks=true", body, name, "source")
-	if st.Connector.State != "RESTARTING" || !st.allTasks("RESTARTING") {
+	if st.Connector.State != "RESTARTING" || !st.AllTasks("RESTARTING") {
 		t.Errorf("POST restart?includeTasks=true: want the connector and every (>= 1) task RESTARTING: %s", body)
 	}
 	k.waitRunning(t, name)
@@ -663,8 +665,8 @@ func (f *contractFixture) pauseResume(t *testing.T) {
 		code, _, body := k.write(t, "PUT", "/connectors/"+name+"/pause", "")
 		expectEmpty(t, fmt.Sprintf("PUT pause #%d", i+1), code, body, http.StatusAccepted)
 	}
-	k.waitState(t, name, "connector and tasks PAUSED", func(s cStatus) bool {
-		return s.Connector.State == "PAUSED" && s.allTasks("PAUSED")
+	k.waitState(t, name, "connector and tasks PAUSED", func(s proctest.Status) bool {
+		return s.Connector.State == "PAUSED" && s.AllTasks("PAUSED")
 	})
 	for i := 0; i < 2; i++ {
 		code, _, body := k.write(t, "PUT", "/connectors/"+name+"/resume", "")
@@ -749,7 +751,7 @@ func (f *contractFixture) sourceOffsets(t *testing.T) {
 	}
 	code, _, body = k.write(t, "PUT", "/connectors/"+name+"/pause", "")
 	expectCode(t, "PUT pause", code, body, http.StatusAccepted)
-	k.waitState(t, name, "PAUSED", func(s cStatus) bool { return s.Connector.State == "PAUSED" && s.allTasks("PAUSED") })
+	k.waitState(t, name, "PAUSED", func(s proctest.Status) bool { return s.Connector.State == "PAUSED" && s.AllTasks("PAUSED") })
 	code, hdr, body = k.write(t, "PATCH", path, alter)
 	requireErrorBody(t, "PATCH offsets of a PAUSED connector", code, hdr, body, http.StatusBadRequest)
 

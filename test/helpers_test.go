@@ -153,35 +153,8 @@ func createOn(t *testing.T, rest, name string, config map[string]string) {
 	}
 }
 
-type connectorStatus struct {
-	Name      string `json:"name"`
-	Connector struct {
-		State string `json:"state"`
-		Trace string `json:"trace"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace"`
-	} `json:"tasks"`
-}
-
-// running reports whether the connector and all of its (at least one) tasks
-// are RUNNING.
-func (s connectorStatus) running() bool {
-	if s.Connector.State != "RUNNING" || len(s.Tasks) == 0 {
-		return false
-	}
-	for _, task := range s.Tasks {
-		if task.State != "RUNNING" {
-			return false
-		}
-	}
-	return true
-}
-
 // waitRunning polls the connector's status until it and its tasks run.
-func waitRunning(t *testing.T, d *dev, name string) connectorStatus {
+func waitRunning(t *testing.T, d *dev, name string) proctest.Status {
 	t.Helper()
 	deadline := time.Now().Add(stateDeadline)
 	last := "no answer yet"
@@ -195,18 +168,18 @@ func waitRunning(t *testing.T, d *dev, name string) connectorStatus {
 			last = fmt.Sprintf("%d %s", code, body)
 		default:
 			last = string(body)
-			var st connectorStatus
+			var st proctest.Status
 			if err := json.Unmarshal(body, &st); err != nil {
 				t.Fatalf("status of %s is not JSON: %v: %s", name, err, body)
 			}
-			if st.running() {
+			if st.Running() {
 				return st
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("connector %s not RUNNING within %v; last status: %s", name, stateDeadline, last)
-	return connectorStatus{}
+	return proctest.Status{}
 }
 
 // Kafka Connect's names of the FileStream connectors and of its

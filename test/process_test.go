@@ -249,8 +249,8 @@ func TestBadInputOverREST(t *testing.T) {
 		// failure that merely has not been reported yet.
 		time.Sleep(2 * time.Second)
 		code, body := mustSend(t, "GET", d.url("/connectors/later-source/status"), "")
-		var st connectorStatus
-		if code != http.StatusOK || json.Unmarshal(body, &st) != nil || !st.running() {
+		var st proctest.Status
+		if code != http.StatusOK || json.Unmarshal(body, &st) != nil || !st.Running() {
 			t.Fatalf("source waiting for its file is not RUNNING: %d %s", code, body)
 		}
 

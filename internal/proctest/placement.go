@@ -37,3 +37,38 @@ func Moved(before, after map[int]string) int {
 	}
 	return n
 }
+
+// Status is what GET /connectors/{name}/status answers: Kafka Connect's
+// ConnectorStateInfo.
+type Status struct {
+	Name      string        `json:"name"`
+	Connector StatusOfOne   `json:"connector"`
+	Tasks     []StatusOfOne `json:"tasks"`
+	Type      string        `json:"type"`
+}
+
+// StatusOfOne is the state of the connector or of one task (ID).
+type StatusOfOne struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace"`
+}
+
+// AllTasks reports whether there is at least one task and every task is in
+// state.
+func (s Status) AllTasks(state string) bool {
+	if len(s.Tasks) == 0 {
+		return false
+	}
+	for _, x := range s.Tasks {
+		if x.State != state {
+			return false
+		}
+	}
+	return true
+}
+
+// Running reports whether the connector and all of its (at least one)
+// tasks are RUNNING.
+func (s Status) Running() bool { return s.Connector.State == "RUNNING" && s.AllTasks("RUNNING") }
