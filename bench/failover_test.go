@@ -462,12 +462,7 @@ func foCheckSequences(tb testing.TB, bootstrap string) (records, duplicates int)
 		}
 	})
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(foTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(tb, []kgo.Opt{kgo.SeedBrokers(bootstrap)}, []string{foTopic}, kgo.FetchMaxWait(200*time.Millisecond))
 	seen := make([]map[int64]bool, foTasks)
 	for i := range seen {
 		seen[i] = map[int64]bool{}

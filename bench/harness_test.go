@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -217,4 +218,25 @@ func sum[R any](rows []R, d func(R) time.Duration) time.Duration {
 		total += d(r)
 	}
 	return total
+}
+
+// runTimes is the times of one raw run and one Sluice run of the same work.
+type runTimes[T any] struct {
+	raw    time.Duration
+	sluice T
+}
+
+// pollRun polls cond every interval while Sluice runs connector name,
+// until cond holds or fails, a task of the connector fails, or ctx ends.
+func (e *env) pollRun(ctx context.Context, name string, interval time.Duration, cond func() (bool, error)) error {
+	err := testutil.Poll(ctx, interval, func() (bool, error) {
+		if tr := e.failedTrace(name); tr != "" {
+			return false, errors.New(tr)
+		}
+		return cond()
+	})
+	if err != nil {
+		return fmt.Errorf("sluice run %s: %w", name, err)
+	}
+	return nil
 }

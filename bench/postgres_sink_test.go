@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
-	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // pgSinkBatch is the raw writer's rows per transaction: the most a sink
@@ -201,10 +199,7 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 	count := "SELECT count(*) FROM " + pgx.Identifier{table}.Sanitize()
 	// Polled every 20 ms: fine against runs of seconds; a count(*) of a
 	// table of this size costs the database little.
-	err := testutil.Poll(ctx, 20*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
+	err := e.pollRun(ctx, name, 20*time.Millisecond, func() (bool, error) {
 		var n int
 		if err := conn.QueryRow(ctx, count).Scan(&n); err != nil {
 			return false, err
@@ -220,16 +215,10 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 		}
 		return n == s.rows, nil
 	})
-	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
-	}
-	return t, nil
+	return t, err
 }
 
-type pgSinkPair struct {
-	raw    time.Duration
-	sluice pgSinkTimes
-}
+type pgSinkPair = runTimes[pgSinkTimes]
 
 // runPgSinkPair fills a topic, then runs the raw writer and the sink one
 // after the other into tables of their own, rawFirst choosing the order.

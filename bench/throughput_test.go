@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/actors"
-	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // throughputSpec is what one run writes: tasks x perTask records.
@@ -118,10 +116,7 @@ func (e *env) waitSluice(ctx context.Context, name, topic string, want int64, st
 	var t sluiceTimes
 	// Polled every 10 ms: fine enough against runs of seconds, coarse
 	// enough not to load the broker the run is writing to.
-	err := testutil.Poll(ctx, 10*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
+	err := e.pollRun(ctx, name, 10*time.Millisecond, func() (bool, error) {
 		if t.acked == 0 {
 			n, err := e.endOffsets(ctx, topic)
 			if err != nil {
@@ -141,17 +136,11 @@ func (e *env) waitSluice(ctx context.Context, name, topic string, want int64, st
 		}
 		return ok, err
 	})
-	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
-	}
-	return t, nil
+	return t, err
 }
 
 // pairResult is one raw run and one Sluice run of the same records.
-type pairResult struct {
-	raw    time.Duration
-	sluice sluiceTimes
-}
+type pairResult = runTimes[sluiceTimes]
 
 // runPair runs the raw producer and Sluice one after the other on topics of
 // their own, rawFirst choosing the order: alternating it between pairs

@@ -179,12 +179,8 @@ func TestClusterSpreadsRebalancesAndFailsOver(t *testing.T) {
 // no gap: duplicates are allowed (at-least-once), holes are not.
 func checkNoGaps(t *testing.T, bootstrap, topic string, tasks int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(strings.Split(bootstrap, ",")...)}, []string{topic},
+		kgo.FetchMaxWait(200*time.Millisecond))
 	seen := make([]map[int64]bool, tasks)
 	for i := range seen {
 		seen[i] = map[int64]bool{}

@@ -220,3 +220,9 @@ func WaitUp(addr string, timeout time.Duration, alive func()) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// NewConsumer is a NewClient that consumes topics from their start.
+func NewConsumer(tb testing.TB, opts []kgo.Opt, topics []string, extra ...kgo.Opt) *kgo.Client {
+	tb.Helper()
+	return NewClient(tb, opts, append([]kgo.Opt{kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
+}

@@ -213,12 +213,7 @@ func (c *chaosRun) readTopic(topic string) [][]byte {
 		end = now
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
 	var vals [][]byte
 	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
 	defer cancel()
@@ -382,12 +377,7 @@ func (c *chaosRun) checkStatusTopic() []string {
 	c.t.Helper()
 	topic := c.name + "-status"
 	vals := map[string][]statusValue{}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
 	kafkatest.ConsumeUntilIdle(cl, 3, time.Now().Add(startDeadline), func(r *kgo.Record) {
 		key := string(r.Key)
 		if !strings.HasPrefix(key, "status-task-") || r.Value == nil {
