@@ -240,3 +240,23 @@ func (e *env) pollRun(ctx context.Context, name string, interval time.Duration, 
 	}
 	return nil
 }
+
+// inOrder runs raw and then sluice, or sluice first when not rawFirst:
+// alternating the order between pairs spreads warm-up and the previous
+// run's garbage evenly over both. before, if not nil, runs ahead of each.
+// It stops at the first error.
+func inOrder(rawFirst bool, before func(), raw, sluice func() error) error {
+	steps := []func() error{raw, sluice}
+	if !rawFirst {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if before != nil {
+			before()
+		}
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -246,14 +246,8 @@ func runPgSinkPair(ctx context.Context, e *env, pg *pgtest.Server, conn *pgx.Con
 		}
 		return e.deleteConnector(ctx, name)
 	}
-	steps := []func() error{doRaw, doSluice}
-	if !rawFirst {
-		steps[0], steps[1] = steps[1], steps[0]
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return r, err
-		}
+	if err := inOrder(rawFirst, nil, doRaw, doSluice); err != nil {
+		return r, err
 	}
 	// Both tables hold the same rows, the sink's as many as the topic.
 	var diff int

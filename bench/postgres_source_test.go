@@ -143,15 +143,8 @@ func BenchmarkPostgresSource(b *testing.B) {
 		var err error
 		doRaw := func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }
 		doSluice := func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }
-		steps := []func() error{doRaw, doSluice}
-		if i%2 == 1 {
-			steps[0], steps[1] = steps[1], steps[0]
-		}
-		for _, step := range steps {
-			runtime.GC()
-			if err := step(); err != nil {
-				b.Fatal(err)
-			}
+		if err := inOrder(i%2 == 0, runtime.GC, doRaw, doSluice); err != nil {
+			b.Fatal(err)
 		}
 		b.Logf("run %d: raw pgx %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
 			float64(rows)/raw.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())

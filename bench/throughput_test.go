@@ -186,14 +186,8 @@ func runPair(ctx context.Context, e *env, raw *kgo.Client, run int, s throughput
 		}
 		return drop(sluiceTopic)
 	}
-	steps := []func() error{doRaw, doSluice}
-	if !rawFirst {
-		steps[0], steps[1] = steps[1], steps[0]
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return r, err
-		}
+	if err := inOrder(rawFirst, nil, doRaw, doSluice); err != nil {
+		return r, err
 	}
 	if check != nil {
 		if err := check(rawTopic, sluiceTopic, name); err != nil {

@@ -231,3 +231,163 @@ func TestClustersWithDifferentNamesStaySeparate(t *testing.T) {
 		}
 	}
 }
+
+// GET /workers on any worker asks every worker of the cluster, through the
+// actor cluster (protobuf messages over protoactor remote), what it runs:
+// three workers, one leader, twelve tasks each listed exactly once.
+func TestWorkersListsWhatEachWorkerRuns(t *testing.T) {
+	c, ws := startWorkers(t, "listing", 3)
+	w1, w3 := ws[0], ws[2]
+	createOn(t, w1.rest, "gen", map[string]string{
+		"connector.class": "Datagen", "topic": "gen", "tasks.max": "12", "records.per.second": "5",
+	})
+	c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
+	deadline := time.Now().Add(stateDeadline)
+	last := ""
+	for time.Now().Before(deadline) {
+		code, body := mustSend(t, "GET", "http://"+w3.rest+"/workers", "")
+		last = string(body)
+		var out struct {
+			Workers []struct {
+				WorkerID string `json:"worker_id"`
+				Leader   bool   `json:"leader"`
+				Tasks    []struct {
+					Connector string `json:"connector"`
+					Task      int    `json:"task"`
+				} `json:"tasks"`
+			} `json:"workers"`
+			Unreachable []string `json:"unreachable"`
+		}
+		if code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Workers) == 3 && len(out.Unreachable) == 0 {
+			leaders, seen := 0, map[int]int{}
+			for _, w := range out.Workers {
+				if w.Leader {
+					leaders++
+				}
+				for _, task := range w.Tasks {
+					seen[task.Task]++
+				}
+			}
+			ok := leaders == 1 && len(seen) == 12
+			for _, n := range seen {
+				ok = ok && n == 1
+			}
+			if ok {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("GET /workers never showed 3 workers, 1 leader and 12 tasks once each: %s", last)
+}
+
+// A connector with tasks.max=2 on six workers keeps exactly two of them busy:
+// its connector instance runs next to one of its tasks.
+func TestTwoTasksOnSixWorkersKeepTwoBusy(t *testing.T) {
+	c, ws := startWorkers(t, "six", 6)
+	w1 := ws[0]
+	createOn(t, w1.rest, "pair", map[string]string{
+		"connector.class": "Datagen", "topic": "pair", "tasks.max": "2", "records.per.second": "5",
+	})
+	all := []string{"w1", "w2", "w3", "w4", "w5", "w6"}
+	c.placement("pair", 2, all, nil)
+	deadline := time.Now().Add(stateDeadline)
+	last := ""
+	for time.Now().Before(deadline) {
+		code, body := mustSend(t, "GET", "http://"+w1.rest+"/workers", "")
+		last = string(body)
+		var out struct {
+			Workers []struct {
+				WorkerID   string   `json:"worker_id"`
+				Connectors []string `json:"connectors"`
+				Tasks      []struct {
+					Connector string `json:"connector"`
+				} `json:"tasks"`
+			} `json:"workers"`
+		}
+		if code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Workers) == 6 {
+			busy, instance, tasks := 0, 0, 0
+			for _, w := range out.Workers {
+				if len(w.Connectors)+len(w.Tasks) > 0 {
+					busy++
+				}
+				instance += len(w.Connectors)
+				tasks += len(w.Tasks)
+			}
+			if instance == 1 && tasks == 2 {
+				if busy != 2 {
+					t.Fatalf("%d workers busy with a 2-task connector, want 2: %s", busy, body)
+				}
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("GET /workers never showed the connector placed: %s", last)
+}
+
+// Writes sent to any worker of a cluster reach the leader: creating,
+// pausing and deleting connectors through each of three workers works, and
+// every worker's local view converges.
+func TestWritesOnAnyWorkerReachTheLeader(t *testing.T) {
+	c, workers := startWorkers(t, "forward", 3)
+	for i, w := range workers {
+		name := fmt.Sprintf("via-%s", w.id)
+		createOn(t, w.rest, name, map[string]string{
+			"connector.class": "Datagen", "topic": name, "tasks.max": "1", "records.per.second": "5",
+		})
+		// Pause and resume through the next worker, so writes cross.
+		next := workers[(i+1)%len(workers)]
+		if code, body := mustSend(t, "PUT", "http://"+next.rest+"/connectors/"+name+"/pause", ""); code != http.StatusAccepted {
+			t.Fatalf("pause through %s: %d %s", next.id, code, body)
+		}
+	}
+	for _, w := range workers {
+		deadline := time.Now().Add(stateDeadline)
+		for {
+			_, body := mustSend(t, "GET", "http://"+w.rest+"/connectors", "")
+			if strings.TrimSpace(string(body)) == `["via-w1","via-w2","via-w3"]` {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s lists %s", w.id, body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for _, name := range []string{"via-w1", "via-w2", "via-w3"} {
+		waitPaused(t, c, name)
+	}
+	if code, body := mustSend(t, "DELETE", "http://"+workers[2].rest+"/connectors/via-w1", ""); code != http.StatusNoContent {
+		t.Fatalf("delete through w3: %d %s", code, body)
+	}
+	deadline := time.Now().Add(stateDeadline)
+	for {
+		code, _ := mustSend(t, "GET", "http://"+workers[1].rest+"/connectors/via-w1", "")
+		if code == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("via-w1 still known to w2 after delete: %d", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitPaused(t *testing.T, c *cluster, name string) {
+	t.Helper()
+	deadline := time.Now().Add(stateDeadline)
+	last := ""
+	for time.Now().Before(deadline) {
+		_, body := mustSend(t, "GET", "http://"+c.any()+"/connectors/"+name+"/status", "")
+		last = string(body)
+		// A connector paused before its first task configs were stored
+		// gets its tasks only once resumed (as one created PAUSED does).
+		if strings.Contains(last, `"connector":{"state":"PAUSED"`) &&
+			(strings.Contains(last, `"tasks":[{"id":0,"state":"PAUSED"`) || strings.Contains(last, `"tasks":[]`)) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s not PAUSED: %s", name, last)
+}

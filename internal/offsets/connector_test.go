@@ -27,6 +27,14 @@ func must[T any](t *testing.T, v T, err error) T {
 	return v
 }
 
+// startOffsets starts the stores of a worker and returns them with the
+// connector offsets API over them.
+func startOffsets(t *testing.T, prefix string) (*storetest.Env, *offsets.ConnectorOffsets) {
+	t.Helper()
+	e := storetest.Start(t, prefix)
+	return e, offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+}
+
 func i64(v int64) *int64 { return &v }
 
 func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.PartitionOffset {
@@ -36,8 +44,7 @@ func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string)
 }
 
 func TestSourceAlterThenListThenReset(t *testing.T) {
-	e := storetest.Start(t, "srcoffs")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "srcoffs")
 	conn, other := kafkatest.Unique("fs"), kafkatest.Unique("other")
 	ctx := ctxFor(t)
 
@@ -172,8 +179,7 @@ func members(t *testing.T, adm *kadm.Client, group string) int {
 }
 
 func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
-	e := storetest.Start(t, "sinkoffs")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkoffs")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 2)
 	produceTo(t, e, topic, 0, 3)
@@ -234,8 +240,7 @@ func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
 // stopped tasks are removed; a consumer still running in the group makes
 // the change fail, as in Kafka Connect.
 func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
-	e := storetest.Start(t, "sinkbusy")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkbusy")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)
 	produceTo(t, e, topic, 0, 2)
@@ -267,8 +272,7 @@ func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
 }
 
 func TestSinkAlterUnknownPartition(t *testing.T) {
-	e := storetest.Start(t, "sinkunknown")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkunknown")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)
 	err := co.AlterSinkOffsets(ctxFor(t), conn, []offsets.SinkOffset{
