@@ -242,43 +242,58 @@ func TestWorkersListsWhatEachWorkerRuns(t *testing.T) {
 		"connector.class": "Datagen", "topic": "gen", "tasks.max": "12", "records.per.second": "5",
 	})
 	c.placement("gen", 12, []string{"w1", "w2", "w3"}, proctest.Balanced(4))
+	pollWorkers(t, w3.rest, "3 workers, 1 leader and 12 tasks once each", func(out workersList, _ []byte) bool {
+		if len(out.Workers) != 3 || len(out.Unreachable) != 0 {
+			return false
+		}
+		leaders, seen := 0, map[int]int{}
+		for _, w := range out.Workers {
+			if w.Leader {
+				leaders++
+			}
+			for _, task := range w.Tasks {
+				seen[task.Task]++
+			}
+		}
+		ok := leaders == 1 && len(seen) == 12
+		for _, n := range seen {
+			ok = ok && n == 1
+		}
+		return ok
+	})
+}
+
+// workersList is GET /workers: what each worker runs.
+type workersList struct {
+	Workers []struct {
+		WorkerID   string   `json:"worker_id"`
+		Leader     bool     `json:"leader"`
+		Connectors []string `json:"connectors"`
+		Tasks      []struct {
+			Connector string `json:"connector"`
+			Task      int    `json:"task"`
+		} `json:"tasks"`
+	} `json:"workers"`
+	Unreachable []string `json:"unreachable"`
+}
+
+// pollWorkers asks the worker at rest for GET /workers every 100 ms until
+// cond accepts the answer, and fails the test, naming what it waited for,
+// if that does not happen within stateDeadline.
+func pollWorkers(t *testing.T, rest, what string, cond func(out workersList, body []byte) bool) {
+	t.Helper()
 	deadline := time.Now().Add(stateDeadline)
 	last := ""
 	for time.Now().Before(deadline) {
-		code, body := mustSend(t, "GET", "http://"+w3.rest+"/workers", "")
+		code, body := mustSend(t, "GET", "http://"+rest+"/workers", "")
 		last = string(body)
-		var out struct {
-			Workers []struct {
-				WorkerID string `json:"worker_id"`
-				Leader   bool   `json:"leader"`
-				Tasks    []struct {
-					Connector string `json:"connector"`
-					Task      int    `json:"task"`
-				} `json:"tasks"`
-			} `json:"workers"`
-			Unreachable []string `json:"unreachable"`
-		}
-		if code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Workers) == 3 && len(out.Unreachable) == 0 {
-			leaders, seen := 0, map[int]int{}
-			for _, w := range out.Workers {
-				if w.Leader {
-					leaders++
-				}
-				for _, task := range w.Tasks {
-					seen[task.Task]++
-				}
-			}
-			ok := leaders == 1 && len(seen) == 12
-			for _, n := range seen {
-				ok = ok && n == 1
-			}
-			if ok {
-				return
-			}
+		var out workersList
+		if code == http.StatusOK && json.Unmarshal(body, &out) == nil && cond(out, body) {
+			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("GET /workers never showed 3 workers, 1 leader and 12 tasks once each: %s", last)
+	t.Fatalf("GET /workers never showed %s: %s", what, last)
 }
 
 // A connector with tasks.max=2 on six workers keeps exactly two of them busy:
@@ -291,39 +306,23 @@ func TestTwoTasksOnSixWorkersKeepTwoBusy(t *testing.T) {
 	})
 	all := []string{"w1", "w2", "w3", "w4", "w5", "w6"}
 	c.placement("pair", 2, all, nil)
-	deadline := time.Now().Add(stateDeadline)
-	last := ""
-	for time.Now().Before(deadline) {
-		code, body := mustSend(t, "GET", "http://"+w1.rest+"/workers", "")
-		last = string(body)
-		var out struct {
-			Workers []struct {
-				WorkerID   string   `json:"worker_id"`
-				Connectors []string `json:"connectors"`
-				Tasks      []struct {
-					Connector string `json:"connector"`
-				} `json:"tasks"`
-			} `json:"workers"`
+	pollWorkers(t, w1.rest, "the connector placed", func(out workersList, body []byte) bool {
+		if len(out.Workers) != 6 {
+			return false
 		}
-		if code == http.StatusOK && json.Unmarshal(body, &out) == nil && len(out.Workers) == 6 {
-			busy, instance, tasks := 0, 0, 0
-			for _, w := range out.Workers {
-				if len(w.Connectors)+len(w.Tasks) > 0 {
-					busy++
-				}
-				instance += len(w.Connectors)
-				tasks += len(w.Tasks)
+		busy, instance, tasks := 0, 0, 0
+		for _, w := range out.Workers {
+			if len(w.Connectors)+len(w.Tasks) > 0 {
+				busy++
 			}
-			if instance == 1 && tasks == 2 {
-				if busy != 2 {
-					t.Fatalf("%d workers busy with a 2-task connector, want 2: %s", busy, body)
-				}
-				return
-			}
+			instance += len(w.Connectors)
+			tasks += len(w.Tasks)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("GET /workers never showed the connector placed: %s", last)
+		if instance == 1 && tasks == 2 && busy != 2 {
+			t.Fatalf("%d workers busy with a 2-task connector, want 2: %s", busy, body)
+		}
+		return instance == 1 && tasks == 2
+	})
 }
 
 // Writes sent to any worker of a cluster reach the leader: creating,

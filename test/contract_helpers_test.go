@@ -49,12 +49,7 @@ func (k *contract) leader(w *workerProc) (string, int, string) {
 	if err != nil {
 		return "", 0, err.Error()
 	}
-	var out struct {
-		Workers []struct {
-			WorkerID string `json:"worker_id"`
-			Leader   bool   `json:"leader"`
-		} `json:"workers"`
-	}
+	var out workersList
 	if code != http.StatusOK || json.Unmarshal(body, &out) != nil {
 		return "", 0, fmt.Sprintf("%d %s", code, body)
 	}
