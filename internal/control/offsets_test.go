@@ -28,7 +28,7 @@ type offsetsEnv struct {
 func newOffsetsEnv(t *testing.T) *offsetsEnv {
 	t.Helper()
 	e := storetest.Start(t, "ctloffs")
-	return &offsetsEnv{Env: e, C: controltest.OffsetsController(t, e)}
+	return &offsetsEnv{Env: e, C: controltest.OffsetsController(t, e.Configs, e.Statuses, e.Offsets, e.Admin)}
 }
 
 func (e *offsetsEnv) create(t *testing.T, cfg map[string]string, initial control.InitialState) string {

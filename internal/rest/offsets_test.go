@@ -29,7 +29,7 @@ type offsetsServer struct {
 func newOffsetsServer(t *testing.T) *offsetsServer {
 	t.Helper()
 	e := storetest.Start(t, "restoffs")
-	ts := httptest.NewServer(rest.NewHandler(controltest.OffsetsController(t, e), zerolog.Nop()))
+	ts := httptest.NewServer(rest.NewHandler(controltest.OffsetsController(t, e.Configs, e.Statuses, e.Offsets, e.Admin), zerolog.Nop()))
 	t.Cleanup(ts.Close)
 	return &offsetsServer{env: e, url: ts.URL}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
-	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // The Controllers below each add one backend to the plain one NewEnv
@@ -84,13 +84,14 @@ func (e *Env) LoggersController(t testing.TB, reg *loglevel.Registry) (*control.
 	}), b
 }
 
-// OffsetsController is a Controller with the real offsets backend over
-// the config, status and offset stores of k.
-func OffsetsController(t testing.TB, k *storetest.Env) *control.Controller {
+// OffsetsController is a Controller with the real offsets backend over a
+// worker's config, status and offset stores (storetest.Start's) and an
+// admin client of their broker.
+func OffsetsController(t testing.TB, configs *state.ConfigLog, statuses *state.StatusLog, store *offsets.SourceStore, adm *kadm.Client) *control.Controller {
 	t.Helper()
 	return newController(t, control.Options{
-		Configs: k.Configs, Statuses: k.Statuses, Plugins: Registry(),
-		Offsets:      offsets.NewConnectorOffsets(k.Offsets, k.Admin),
+		Configs: configs, Statuses: statuses, Plugins: Registry(),
+		Offsets:      offsets.NewConnectorOffsets(store, adm),
 		WriteTimeout: 15 * time.Second,
 	})
 }
