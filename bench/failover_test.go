@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,10 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/proctest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-var flagKills = flag.Int("bench.kills", 5, "SIGKILLs (each followed by a restart) per run of the failover benchmark")
 
 // The failover scenario: three workers, one Datagen connector with 12 tasks,
 // so 4-4-4 when balanced, as issue 3 specifies the benchmark.
@@ -166,23 +165,8 @@ func startFoCluster(tb testing.TB, name string) *foCluster {
 	c := &foCluster{tb: tb, name: name, bootstrap: proctest.FreeAddr(tb)}
 	c.broker = foNewProc(tb, "broker", "broker", "--addr", c.bootstrap, "--data-dir", tb.TempDir())
 	c.broker.start()
-	deadline := time.Now().Add(foStartDeadline)
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap))
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err = cl.Ping(ctx)
-			cancel()
-			cl.Close()
-		}
-		if err == nil {
-			break
-		}
-		c.broker.FailIfExited()
-		if time.Now().After(deadline) {
-			tb.Fatalf("broker on %s not up within %v: %v", c.bootstrap, foStartDeadline, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := kafkatest.WaitUp(c.bootstrap, foStartDeadline, c.broker.FailIfExited); err != nil {
+		tb.Fatalf("broker on %s not up within %v: %v", c.bootstrap, foStartDeadline, err)
 	}
 	for i := 1; i <= foWorkers; i++ {
 		w := &foWorker{id: fmt.Sprintf("w%d", i), rest: proctest.FreeAddr(tb), bind: proctest.FreeAddr(tb)}
@@ -205,22 +189,9 @@ func startFoCluster(tb testing.TB, name string) *foCluster {
 // waitHealthy polls GET /health until it answers 200.
 func (c *foCluster) waitHealthy(w *foWorker) {
 	c.tb.Helper()
-	deadline := time.Now().Add(foStartDeadline)
-	last := "no answer yet"
-	for time.Now().Before(deadline) {
-		w.FailIfExited()
-		code, body, err := foGet("http://" + w.rest + "/health")
-		if err == nil && code == http.StatusOK {
-			return
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = fmt.Sprintf("%d %s", code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := proctest.WaitHealthy(foHTTP, w.rest, foStartDeadline, 50*time.Millisecond, w.FailIfExited); err != nil {
+		c.tb.Fatalf("%s: %v", w.name, err)
 	}
-	c.tb.Fatalf("%s: GET /health not 200 within %v (last: %s)", w.name, foStartDeadline, last)
 }
 
 // failIfExited ends the run if the broker or one of workers, which should
@@ -233,28 +204,15 @@ func (c *foCluster) failIfExited(workers []*foWorker) {
 	}
 }
 
-type foStatus struct {
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int    `json:"id"`
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-		Trace    string `json:"trace"`
-	} `json:"tasks"`
-}
-
-func (c *foCluster) status(from *foWorker) (foStatus, string, error) {
+func (c *foCluster) status(from *foWorker) (proctest.Status, string, error) {
 	code, body, err := foGet("http://" + from.rest + "/connectors/" + foConnector + "/status")
 	if err != nil {
-		return foStatus{}, "", err
+		return proctest.Status{}, "", err
 	}
 	if code != http.StatusOK {
-		return foStatus{}, string(body), fmt.Errorf("status %d", code)
+		return proctest.Status{}, string(body), fmt.Errorf("status %d", code)
 	}
-	var st foStatus
+	var st proctest.Status
 	if err := json.Unmarshal(body, &st); err != nil {
 		c.tb.Fatalf("status of %s from %s is not JSON: %v: %s", foConnector, from.id, err, body)
 	}
@@ -309,36 +267,6 @@ func foIDs(ws []*foWorker) string {
 	return strings.Join(ids, ",")
 }
 
-func foCounts(place map[int]string) map[string]int {
-	out := map[string]int{}
-	for _, w := range place {
-		out[w]++
-	}
-	return out
-}
-
-// foBalanced holds when every worker in place runs per tasks.
-func foBalanced(per int) func(map[int]string) bool {
-	return func(place map[int]string) bool {
-		for _, n := range foCounts(place) {
-			if n != per {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-func foMoved(before, after map[int]string) int {
-	n := 0
-	for task, w := range after {
-		if before[task] != w {
-			n++
-		}
-	}
-	return n
-}
-
 // foSample is one kill and restart.
 type foSample struct {
 	killed string
@@ -391,8 +319,8 @@ func runFailover(tb testing.TB, kills int) foResult {
 	if resp.StatusCode != http.StatusCreated {
 		tb.Fatalf("create connector: %d %s", resp.StatusCode, body)
 	}
-	place, _ := c.waitPlaced(c.workers[0], c.workers, foBalanced(foTasks/foWorkers), nil)
-	tb.Logf("placement on %d workers: %v", foWorkers, foCounts(place))
+	place, _ := c.waitPlaced(c.workers[0], c.workers, proctest.Balanced(foTasks/foWorkers), nil)
+	tb.Logf("placement on %d workers: %v", foWorkers, proctest.Counts(place))
 
 	var res foResult
 	for k := 0; k < kills; k++ {
@@ -411,7 +339,7 @@ func runFailover(tb testing.TB, kills int) foResult {
 		killed := time.Now()
 		victim.Kill9()
 		after, seen := c.waitPlaced(reader, survivors, nil, nil)
-		s := foSample{killed: victim.id, failover: seen.Sub(killed), movedOut: foMoved(place, after)}
+		s := foSample{killed: victim.id, failover: seen.Sub(killed), movedOut: proctest.Moved(place, after)}
 
 		proctest.WaitPortsFree(tb, victim.rest, victim.bind)
 		started := time.Now()
@@ -426,7 +354,7 @@ func runFailover(tb testing.TB, kills int) foResult {
 				healthyAt = time.Now()
 			}
 		}
-		back, seen := c.waitPlaced(reader, c.workers, foBalanced(foTasks/foWorkers), probe)
+		back, seen := c.waitPlaced(reader, c.workers, proctest.Balanced(foTasks/foWorkers), probe)
 		// The restarted worker cannot run tasks before it is up, so once
 		// it runs its 4 its /health answers; this read only records when.
 		for healthyAt.IsZero() {
@@ -438,12 +366,12 @@ func runFailover(tb testing.TB, kills int) foResult {
 				time.Sleep(foPoll)
 			}
 		}
-		s.rejoin, s.healthy, s.movedIn = seen.Sub(started), healthyAt.Sub(started), foMoved(after, back)
+		s.rejoin, s.healthy, s.movedIn = seen.Sub(started), healthyAt.Sub(started), proctest.Moved(after, back)
 		place = back
 		res.samples = append(res.samples, s)
 		tb.Logf("kill %d of %s: failover %v (%d tasks moved), rejoin %v (healthy after %v, %d tasks moved), placement %v",
 			k+1, victim.id, s.failover.Round(time.Millisecond), s.movedOut, s.rejoin.Round(time.Millisecond),
-			s.healthy.Round(time.Millisecond), s.movedIn, foCounts(back))
+			s.healthy.Round(time.Millisecond), s.movedIn, proctest.Counts(back))
 	}
 
 	// Every task produces a little more on its last worker, then stops, so
@@ -534,61 +462,34 @@ func foCheckSequences(tb testing.TB, bootstrap string) (records, duplicates int)
 		}
 	})
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(foTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(tb, []kgo.Opt{kgo.SeedBrokers(bootstrap)}, []string{foTopic}, kgo.FetchMaxWait(200*time.Millisecond))
 	seen := make([]map[int64]bool, foTasks)
 	for i := range seen {
 		seen[i] = map[int64]bool{}
 	}
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			tb.Fatalf("reading %s to its end offsets: %v; partitions not read to the end: %v", foTopic, ctx.Err(), want)
+	next, err := kafkatest.ConsumeTo(ctx, cl, want, func(r *kgo.Record) {
+		task, seq, err := datagen.ParseValue(r.Value)
+		if err != nil || task < 0 || task >= foTasks {
+			tb.Fatalf("unexpected record at %s/%d@%d: %q: %v", r.Topic, r.Partition, r.Offset, r.Value, err)
 		}
-		fs.EachError(func(topic string, p int32, err error) {
-			tb.Fatalf("fetch %s/%d: %v", topic, p, err)
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			task, seq, err := datagen.ParseValue(r.Value)
-			if err != nil || task < 0 || task >= foTasks {
-				tb.Fatalf("unexpected record at %s/%d@%d: %q: %v", r.Topic, r.Partition, r.Offset, r.Value, err)
-			}
-			records++
-			if seen[task][seq] {
-				duplicates++
-			}
-			seen[task][seq] = true
-			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
-		})
+		records++
+		if seen[task][seq] {
+			duplicates++
+		}
+		seen[task][seq] = true
+	}, func(topic string, p int32, err error) {
+		tb.Fatalf("fetch %s/%d: %v", topic, p, err)
+	})
+	if err != nil {
+		tb.Fatalf("reading %s to its end offsets %v: %v; reached %v", foTopic, want, err, next)
 	}
 	for task, seqs := range seen {
-		max := int64(-1)
-		for s := range seqs {
-			if s > max {
-				max = s
-			}
-		}
-		if max < 0 {
+		highest, n, missing := testutil.Gaps(seqs, 10)
+		if highest < 0 {
 			tb.Fatalf("task %d produced nothing", task)
 		}
-		var missing []string
-		n := 0
-		for s := int64(0); s <= max; s++ {
-			if !seqs[s] {
-				if n < 10 {
-					missing = append(missing, fmt.Sprint(s))
-				}
-				n++
-			}
-		}
 		if n > 0 {
-			tb.Errorf("task %d: %d sequence numbers missing below %d, first: %s", task, n, max, strings.Join(missing, ", "))
+			tb.Errorf("task %d: %d sequence numbers missing below %d, first: %v", task, n, highest, missing)
 		}
 	}
 	if tb.Failed() {

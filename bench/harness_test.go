@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -14,9 +15,10 @@ import (
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/actors"
-	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // env is one Sluice worker without its REST API (the benchmarks do not
@@ -25,7 +27,7 @@ import (
 // actor runtime, driven from the config topic as internal/worker drives it.
 type env struct {
 	tb       testing.TB
-	k        *kafkatest.Env
+	k        *storetest.Env
 	broker   *kfake.Cluster // nil on a real broker (SLUICE_TEST_BOOTSTRAP)
 	kopts    []kgo.Opt
 	adm      *kadm.Client
@@ -44,7 +46,7 @@ const benchFlushInterval = 100 * time.Millisecond
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	k := kafkatest.Start(tb, "bench", actors.ProducerOpts()...)
+	k := storetest.Start(tb, "bench", actors.ProducerOpts()...)
 	e := &env{tb: tb, k: k, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
 	log, producer := k.Log, k.Producer
@@ -60,27 +62,10 @@ func newEnv(tb testing.TB) *env {
 		tb.Fatal(err)
 	}
 
-	// A cluster of one, driven from the config topic as internal/worker does.
-	fctx, fcancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.rt.FollowAlone(fctx, e.configs, 1)
-	}()
-	tb.Cleanup(func() {
-		fcancel()
-		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer scancel()
-		if err := e.rt.Stop(sctx); err != nil {
-			tb.Errorf("runtime stop: %v", err)
-		}
-		// As internal/worker's Stop: the tasks' last statuses are written
-		// before the status log's client closes.
-		if err := e.statuses.Flush(sctx); err != nil {
-			tb.Errorf("status flush: %v", err)
-		}
-	})
+	// A cluster of one, driven from the config topic as internal/worker does;
+	// as internal/worker's Stop, the tasks' last statuses are written before
+	// the status log's client closes.
+	k.Drive(tb, func(ctx context.Context) { e.rt.FollowAlone(ctx, e.configs, 1) }, e.rt.Stop, 30*time.Second, true)
 	return e
 }
 
@@ -115,7 +100,7 @@ func (e *env) deleteConnector(ctx context.Context, name string) error {
 	if err := e.configs.DeleteConnector(ctx, name); err != nil {
 		return fmt.Errorf("delete connector %s: %w", name, err)
 	}
-	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 20*time.Millisecond, func() (bool, error) {
 		_, conn := e.statuses.Connector(name)
 		return !conn && len(e.statuses.Tasks(name)) == 0, nil
 	})
@@ -211,22 +196,67 @@ func (e *env) committedAll(name string, tasks int, perTask int64) (bool, error) 
 	return got == tasks, nil
 }
 
-// waitFor polls cond every interval until it holds, fails, or ctx ends.
-func waitFor(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		ok, err := cond()
+// loopRuns calls run once per iteration of b.Loop, with the number of runs
+// before it, and returns what the runs returned; an error ends the
+// benchmark.
+func loopRuns[R any](b *testing.B, run func(i int) (R, error)) []R {
+	var rows []R
+	for b.Loop() {
+		r, err := run(len(rows))
 		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// sum adds up d of every row.
+func sum[R any](rows []R, d func(R) time.Duration) time.Duration {
+	var total time.Duration
+	for _, r := range rows {
+		total += d(r)
+	}
+	return total
+}
+
+// runTimes is the times of one raw run and one Sluice run of the same work.
+type runTimes[T any] struct {
+	raw    time.Duration
+	sluice T
+}
+
+// pollRun polls cond every interval while Sluice runs connector name,
+// until cond holds or fails, a task of the connector fails, or ctx ends.
+func (e *env) pollRun(ctx context.Context, name string, interval time.Duration, cond func() (bool, error)) error {
+	err := testutil.Poll(ctx, interval, func() (bool, error) {
+		if tr := e.failedTrace(name); tr != "" {
+			return false, errors.New(tr)
+		}
+		return cond()
+	})
+	if err != nil {
+		return fmt.Errorf("sluice run %s: %w", name, err)
+	}
+	return nil
+}
+
+// inOrder runs raw and then sluice, or sluice first when not rawFirst:
+// alternating the order between pairs spreads warm-up and the previous
+// run's garbage evenly over both. before, if not nil, runs ahead of each.
+// It stops at the first error.
+func inOrder(rawFirst bool, before func(), raw, sluice func() error) error {
+	steps := []func() error{raw, sluice}
+	if !rawFirst {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if before != nil {
+			before()
+		}
+		if err := step(); err != nil {
 			return err
 		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
 	}
+	return nil
 }

@@ -2,16 +2,15 @@ package bench
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-var flagIdleTasks = flag.String("bench.idle-tasks", "100,1000", "comma-separated task counts of the idle-task memory benchmark")
+	"github.com/sluice-io/sluice/internal/testutil"
+)
 
 // For comparison with Kafka Connect, only what its source says, no
 // measured number (we found none published for an idle task): Connect runs
@@ -68,7 +67,7 @@ func runIdle(ctx context.Context, e *env, name string, k int, settle time.Durati
 	if err := e.createConnector(ctx, name, datagenConfig(name, "idle-"+name, k, 0, 100)); err != nil {
 		return r, err
 	}
-	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
+	err := testutil.Poll(ctx, 20*time.Millisecond, func() (bool, error) {
 		if tr := e.failedTrace(name); tr != "" {
 			return false, fmt.Errorf("connector %s: %s", name, tr)
 		}
@@ -121,14 +120,9 @@ func BenchmarkIdleTaskMemory(b *testing.B) {
 			e := newEnv(b)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			var rows []idleResult
-			for b.Loop() {
-				r, err := runIdle(ctx, e, fmt.Sprintf("idle-%d-%d", k, len(rows)), k, time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows = append(rows, r)
-			}
+			rows := loopRuns(b, func(i int) (idleResult, error) {
+				return runIdle(ctx, e, fmt.Sprintf("idle-%d-%d", k, i), k, time.Second)
+			})
 			var sum idleResult
 			for _, r := range rows {
 				sum.heap += r.heap

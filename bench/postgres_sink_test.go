@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -17,13 +15,6 @@ import (
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
-)
-
-var (
-	flagPgSinkRows       = flag.Int("bench.pg-sink-rows", 200000, "records in the topic the PostgreSQL sink benchmark writes to a table")
-	flagPgSinkTasks      = flag.Int("bench.pg-sink-tasks", 2, "tasks.max of the PostgreSQL sink benchmark (and partitions of its topic, and raw writer goroutines)")
-	flagPgSinkValueSize  = flag.Int("bench.pg-sink-value-size", 100, "bytes of the text column of each row in the PostgreSQL sink benchmark")
-	flagPgSinkInsertMode = flag.String("bench.pg-sink-mode", "insert", "insert.mode of the PostgreSQL sink benchmark: insert or upsert (the raw writer does the same)")
 )
 
 // pgSinkBatch is the raw writer's rows per transaction: the most a sink
@@ -208,10 +199,7 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 	count := "SELECT count(*) FROM " + pgx.Identifier{table}.Sanitize()
 	// Polled every 20 ms: fine against runs of seconds; a count(*) of a
 	// table of this size costs the database little.
-	err := waitFor(ctx, 20*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
+	err := e.pollRun(ctx, name, 20*time.Millisecond, func() (bool, error) {
 		var n int
 		if err := conn.QueryRow(ctx, count).Scan(&n); err != nil {
 			return false, err
@@ -227,16 +215,10 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 		}
 		return n == s.rows, nil
 	})
-	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
-	}
-	return t, nil
+	return t, err
 }
 
-type pgSinkPair struct {
-	raw    time.Duration
-	sluice pgSinkTimes
-}
+type pgSinkPair = runTimes[pgSinkTimes]
 
 // runPgSinkPair fills a topic, then runs the raw writer and the sink one
 // after the other into tables of their own, rawFirst choosing the order.
@@ -264,14 +246,8 @@ func runPgSinkPair(ctx context.Context, e *env, pg *pgtest.Server, conn *pgx.Con
 		}
 		return e.deleteConnector(ctx, name)
 	}
-	steps := []func() error{doRaw, doSluice}
-	if !rawFirst {
-		steps[0], steps[1] = steps[1], steps[0]
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return r, err
-		}
+	if err := inOrder(rawFirst, nil, doRaw, doSluice); err != nil {
+		return r, err
 	}
 	// Both tables hold the same rows, the sink's as many as the topic.
 	var diff int
@@ -334,20 +310,10 @@ func BenchmarkPostgresSink(b *testing.B) {
 	conn := pg.Conn(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	var rows []pgSinkPair
-	for b.Loop() {
-		r, err := runPgSinkPair(ctx, e, pg, conn, len(rows), s, len(rows)%2 == 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	var raw, sl, first time.Duration
-	for _, r := range rows {
-		raw += r.raw
-		sl += r.sluice.done
-		first += r.sluice.first
-	}
+	rows := loopRuns(b, func(i int) (pgSinkPair, error) { return runPgSinkPair(ctx, e, pg, conn, i, s, i%2 == 0) })
+	raw := sum(rows, func(r pgSinkPair) time.Duration { return r.raw })
+	sl := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.done })
+	first := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.first })
 	n := int64(s.rows) * int64(len(rows))
 	b.ReportMetric(rate(n, raw), "raw-rows/s")
 	b.ReportMetric(rate(n, sl), "sluice-rows/s")

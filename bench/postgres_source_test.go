@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -15,11 +13,6 @@ import (
 
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/pgtest"
-)
-
-var (
-	flagPgRows  = flag.Int("bench.pg-rows", 200000, "rows of the table the PostgreSQL source benchmark copies")
-	flagPgBatch = flag.Int("bench.pg-batch", 1000, "batch.max.rows of the PostgreSQL source benchmark (and the raw reader's LIMIT)")
 )
 
 // pgBenchTable creates the benchmark's table: an id, a text, a decimal, a
@@ -101,30 +94,16 @@ func runPgSluice(ctx context.Context, e *env, pg *pgtest.Server, name string, ro
 	if err := e.createConnector(ctx, name, cfg); err != nil {
 		return t, err
 	}
-	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
-		if t.acked == 0 {
-			n, err := e.endOffsets(ctx, topic)
-			if err != nil || n < int64(rows) {
-				return false, err
-			}
-			if n > int64(rows) {
-				return false, fmt.Errorf("topic %s holds %d records, more than the %d rows", topic, n, rows)
-			}
-			t.acked = time.Since(start)
-		}
+	t, err := e.waitSluice(ctx, name, topic, int64(rows), start, func() (bool, error) {
 		for _, po := range e.offsets.Offsets(name) {
 			if pgOffsetInt(po.Offset[postgres.OffsetIncrementing]) == int64(rows) {
-				t.committed = time.Since(start)
 				return true, nil
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
+		return t, err
 	}
 	if err := e.deleteConnector(ctx, name); err != nil {
 		return t, err
@@ -164,15 +143,8 @@ func BenchmarkPostgresSource(b *testing.B) {
 		var err error
 		doRaw := func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }
 		doSluice := func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }
-		steps := []func() error{doRaw, doSluice}
-		if i%2 == 1 {
-			steps[0], steps[1] = steps[1], steps[0]
-		}
-		for _, step := range steps {
-			runtime.GC()
-			if err := step(); err != nil {
-				b.Fatal(err)
-			}
+		if err := inOrder(i%2 == 0, runtime.GC, doRaw, doSluice); err != nil {
+			b.Fatal(err)
 		}
 		b.Logf("run %d: raw pgx %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
 			float64(rows)/raw.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())

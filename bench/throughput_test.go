@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -15,12 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/actors"
-)
-
-var (
-	flagRecords   = flag.Int("bench.records", 4000000, "records per throughput run, split evenly over the tasks")
-	flagTasks     = flag.Int("bench.tasks", 4, "Datagen tasks.max (and raw producer goroutines) in the throughput benchmark")
-	flagValueSize = flag.Int("bench.value-size", 100, "Datagen value.size (padding bytes) in the throughput benchmark")
 )
 
 // throughputSpec is what one run writes: tasks x perTask records.
@@ -111,42 +103,44 @@ func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec
 	if err := e.createConnector(ctx, name, datagenConfig(name, topic, s.tasks, s.perTask, s.valueSize)); err != nil {
 		return t, err
 	}
+	return e.waitSluice(ctx, name, topic, s.total(), start, func() (bool, error) {
+		return e.committedAll(name, s.tasks, s.perTask)
+	})
+}
+
+// waitSluice polls a Sluice run of connector name that started at start
+// until topic holds want records (acked) and committed reports every
+// offset stored (committed). A failed task, or more records than want,
+// ends it with an error.
+func (e *env) waitSluice(ctx context.Context, name, topic string, want int64, start time.Time, committed func() (bool, error)) (sluiceTimes, error) {
+	var t sluiceTimes
 	// Polled every 10 ms: fine enough against runs of seconds, coarse
 	// enough not to load the broker the run is writing to.
-	err := waitFor(ctx, 10*time.Millisecond, func() (bool, error) {
-		if tr := e.failedTrace(name); tr != "" {
-			return false, errors.New(tr)
-		}
+	err := e.pollRun(ctx, name, 10*time.Millisecond, func() (bool, error) {
 		if t.acked == 0 {
 			n, err := e.endOffsets(ctx, topic)
 			if err != nil {
 				return false, err
 			}
-			if n > s.total() {
-				return false, fmt.Errorf("topic %s holds %d records, more than the %d generated", topic, n, s.total())
+			if n > want {
+				return false, fmt.Errorf("topic %s holds %d records, more than the %d written", topic, n, want)
 			}
-			if n < s.total() {
+			if n < want {
 				return false, nil
 			}
 			t.acked = time.Since(start)
 		}
-		ok, err := e.committedAll(name, s.tasks, s.perTask)
+		ok, err := committed()
 		if ok {
 			t.committed = time.Since(start)
 		}
 		return ok, err
 	})
-	if err != nil {
-		return t, fmt.Errorf("sluice run %s: %w", name, err)
-	}
-	return t, nil
+	return t, err
 }
 
 // pairResult is one raw run and one Sluice run of the same records.
-type pairResult struct {
-	raw    time.Duration
-	sluice sluiceTimes
-}
+type pairResult = runTimes[sluiceTimes]
 
 // runPair runs the raw producer and Sluice one after the other on topics of
 // their own, rawFirst choosing the order: alternating it between pairs
@@ -192,14 +186,8 @@ func runPair(ctx context.Context, e *env, raw *kgo.Client, run int, s throughput
 		}
 		return drop(sluiceTopic)
 	}
-	steps := []func() error{doRaw, doSluice}
-	if !rawFirst {
-		steps[0], steps[1] = steps[1], steps[0]
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return r, err
-		}
+	if err := inOrder(rawFirst, nil, doRaw, doSluice); err != nil {
+		return r, err
 	}
 	if check != nil {
 		if err := check(rawTopic, sluiceTopic, name); err != nil {
@@ -276,20 +264,10 @@ func BenchmarkThroughput(b *testing.B) {
 	raw := newRawProducer(b, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	var rows []pairResult
-	for b.Loop() {
-		r, err := runPair(ctx, e, raw, len(rows), s, len(rows)%2 == 0, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	var rawT, acked, committed time.Duration
-	for _, r := range rows {
-		rawT += r.raw
-		acked += r.sluice.acked
-		committed += r.sluice.committed
-	}
+	rows := loopRuns(b, func(i int) (pairResult, error) { return runPair(ctx, e, raw, i, s, i%2 == 0, nil) })
+	rawT := sum(rows, func(r pairResult) time.Duration { return r.raw })
+	acked := sum(rows, func(r pairResult) time.Duration { return r.sluice.acked })
+	committed := sum(rows, func(r pairResult) time.Duration { return r.sluice.committed })
 	n := s.total() * int64(len(rows))
 	b.ReportMetric(rate(n, rawT), "raw-records/s")
 	b.ReportMetric(rate(n, committed), "sluice-records/s")

@@ -88,17 +88,52 @@ func jsonOf(t *testing.T, s string, v any) {
 
 // Everything the REST API can do, the admin commands do through the admin
 // actor, against a three-worker cluster, joined at a worker that is not
-// necessarily the leader; exit codes say what went wrong.
+// necessarily the leader; exit codes say what went wrong. The steps run in
+// order on one cluster: each uses the connectors the ones before it made.
 func TestAdminCommandsDriveTheCluster(t *testing.T) {
-	c := startCluster(t, "cli")
-	w1 := c.add("w1")
-	w2 := c.add("w2", w1.bind)
-	c.add("w3", w1.bind)
-	a := admin{t: t, join: w2.bind, cluster: c.name}
-	// Join at a follower, so that writes must travel to the leader's admin
-	// actor.
-	var leader string
-	a.eventually("a leader among 3 workers", func(code int, out string) bool {
+	c, ws := startWorkers(t, "cli", 3)
+	r := &cliRun{t: t, c: c, a: admin{t: t, join: ws[1].bind, cluster: c.name}}
+	r.joinAtFollower()
+	dir := t.TempDir()
+	r.in, r.out, r.topic = filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt"), c.topic("cli-lines")
+	if err := os.WriteFile(r.in, []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r.writeServedByLeader(dir)
+	r.plugins()
+	r.create(dir)
+	r.listAndStatus()
+	r.sinkCopies()
+	r.watch()
+	r.restarts()
+	r.rewind()
+	r.updateValidateTopicsWorkersLoggers()
+
+	// Delete; then it is gone.
+	r.a.must("connectors", "delete", "snk")
+	if code, _, _ := r.a.run("connectors", "get", "snk"); code != 4 {
+		t.Fatalf("get after delete: exit %d, want 4", code)
+	}
+}
+
+// cliRun is TestAdminCommandsDriveTheCluster's cluster and what its steps
+// share: the source src reads in into topic, the sink snk copies topic
+// into out.
+type cliRun struct {
+	t              *testing.T
+	c              *cluster
+	a              admin
+	leader         string
+	in, out, topic string
+}
+
+// joinAtFollower waits for a leader among the 3 workers and joins the
+// admin commands at a follower, so that writes must travel to the
+// leader's admin actor.
+func (r *cliRun) joinAtFollower() {
+	r.t.Helper()
+	r.a.eventually("a leader among 3 workers", func(code int, out string) bool {
 		var ws struct {
 			Workers []struct {
 				WorkerID string `json:"worker_id"`
@@ -110,33 +145,37 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 		}
 		for _, w := range ws.Workers {
 			if w.Leader {
-				leader = w.WorkerID
+				r.leader = w.WorkerID
 			}
 		}
-		return leader != ""
+		return r.leader != ""
 	}, "workers", "-o", "json")
-	for id, w := range c.workers {
-		if id != leader {
-			a.join = w.bind
+	for id, w := range r.c.workers {
+		if id != r.leader {
+			r.a.join = w.bind
 			break
 		}
 	}
-	t.Logf("leader %s; the admin commands join at %s", leader, a.join)
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.txt")
-	if err := os.WriteFile(in, []byte("a\nb\nc\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	r.t.Logf("leader %s; the admin commands join at %s", r.leader, r.a.join)
+}
 
-	// A write through the follower is carried out by the leader.
+// writeServedByLeader: a write through the follower is carried out by the
+// leader.
+func (r *cliRun) writeServedByLeader(dir string) {
+	t, a := r.t, r.a
+	t.Helper()
 	code, _, errOut := a.run("connectors", "create", "probe", "connector.class=FileStreamSink", "file="+filepath.Join(dir, "probe.txt"),
-		"topics="+c.topic("probe"), "--log-level", "debug", "--log-format", "json")
-	if code != 0 || !strings.Contains(errOut, `"served_by":"`+leader+`"`) {
-		t.Fatalf("create through a follower: exit %d, want it served by leader %s; stderr:\n%s", code, leader, errOut)
+		"topics="+r.c.topic("probe"), "--log-level", "debug", "--log-format", "json")
+	if code != 0 || !strings.Contains(errOut, `"served_by":"`+r.leader+`"`) {
+		t.Fatalf("create through a follower: exit %d, want it served by leader %s; stderr:\n%s", code, r.leader, errOut)
 	}
 	a.must("connectors", "delete", "probe")
+}
 
-	// Plugins, in both formats.
+// plugins lists the plugins, in both formats.
+func (r *cliRun) plugins() {
+	t, a := r.t, r.a
+	t.Helper()
 	if out := a.must("plugins"); !strings.Contains(out, "FileStreamSourceConnector") || !strings.Contains(out, "CLASS") {
 		t.Fatalf("plugins table: %s", out)
 	}
@@ -148,14 +187,17 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	if out := a.must("plugins", "config", "FileStreamSource"); !strings.Contains(out, "file") {
 		t.Fatalf("plugins config: %s", out)
 	}
+}
 
-	// Create from key=value arguments, and from a properties file.
-	topic := c.topic("cli-lines")
-	a.must("connectors", "create", "src", "connector.class=FileStreamSource", "file="+in, "topic="+topic,
+// create makes src from key=value arguments and snk from a properties
+// file, and checks the refusals.
+func (r *cliRun) create(dir string) {
+	t, a := r.t, r.a
+	t.Helper()
+	a.must("connectors", "create", "src", "connector.class=FileStreamSource", "file="+r.in, "topic="+r.topic,
 		"value.converter=org.apache.kafka.connect.storage.StringConverter")
 	props := filepath.Join(dir, "sink.properties")
-	out := filepath.Join(dir, "out.txt")
-	if err := os.WriteFile(props, []byte(fmt.Sprintf("# a Connect standalone config\nname=snk\nconnector.class=FileStreamSink\nfile=%s\ntopics=%s\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n", out, topic)), 0o644); err != nil {
+	if err := os.WriteFile(props, []byte(fmt.Sprintf("# a Connect standalone config\nname=snk\nconnector.class=FileStreamSink\nfile=%s\ntopics=%s\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n", r.out, r.topic)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var info struct {
@@ -169,15 +211,19 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	if code, _, errOut := a.run("connectors", "create", "snk", "connector.class=FileStreamSink", "file=/tmp/x", "topics=t"); code != 5 || !strings.Contains(errOut, "already exists") {
 		t.Fatalf("duplicate create: exit %d (%s), want 5 (conflict) saying it exists", code, errOut)
 	}
-	code, _, errOut = a.run("connectors", "create", "bad", "connector.class=NoSuchConnector")
+	code, _, errOut := a.run("connectors", "create", "bad", "connector.class=NoSuchConnector")
 	if code != 1 || !strings.Contains(errOut, "FileStreamSource") {
 		t.Fatalf("unknown class: exit %d, stderr %q; want 1 listing the known classes", code, errOut)
 	}
 	if code, _, errOut := a.run("connectors", "create", "bad/name", "connector.class=FileStreamSource", "file=/x", "topic=t"); code != 1 {
 		t.Fatalf("bad name: exit %d (%s), want 1", code, errOut)
 	}
+}
 
-	// List and status.
+// listAndStatus waits for src to run, then lists and shows it.
+func (r *cliRun) listAndStatus() {
+	t, a := r.t, r.a
+	t.Helper()
 	a.eventually("src running", func(code int, out string) bool {
 		var st struct {
 			Connector struct{ State string }   `json:"connector"`
@@ -207,25 +253,36 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	if code, _, _ := a.run("tasks", "restart", "src", "7"); code != 4 {
 		t.Fatalf("restart of a task out of range: exit %d, want 4", code)
 	}
+}
 
-	// The sink copies the file.
+// sinkCopies waits until the sink has copied the file.
+func (r *cliRun) sinkCopies() {
+	r.t.Helper()
 	deadline := time.Now().Add(stateDeadline)
-	for countLines(readFileIfAny(out)) < 3 && time.Now().Before(deadline) {
+	for countLines(readFileIfAny(r.out)) < 3 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	if n := countLines(readFileIfAny(out)); n != 3 {
-		t.Fatalf("sink wrote %d lines, want 3", n)
+	if n := countLines(readFileIfAny(r.out)); n != 3 {
+		r.t.Fatalf("sink wrote %d lines, want 3", n)
 	}
+}
 
-	// Watch prints the status more than once, and ends cleanly on Ctrl-C.
+// watch: --watch prints the status more than once, and ends cleanly on
+// Ctrl-C.
+func (r *cliRun) watch() {
+	r.t.Helper()
 	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	code, wout, _ := a.runCtx(wctx, "connectors", "status", "src", "--watch", "--interval", "500ms")
+	code, wout, _ := r.a.runCtx(wctx, "connectors", "status", "src", "--watch", "--interval", "500ms")
 	cancel()
 	if code != 0 || strings.Count(wout, "Connector src") < 2 {
-		t.Fatalf("--watch: exit %d, output %q", code, wout)
+		r.t.Fatalf("--watch: exit %d, output %q", code, wout)
 	}
+}
 
-	// Restarts.
+// restarts restarts src with its tasks, then its task 0.
+func (r *cliRun) restarts() {
+	t, a := r.t, r.a
+	t.Helper()
 	var st struct {
 		Connector struct{ State string }   `json:"connector"`
 		Tasks     []struct{ State string } `json:"tasks"`
@@ -238,9 +295,13 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	if out := a.must("tasks", "status", "src", "0"); !strings.Contains(out, "task 0 of connector src") {
 		t.Fatalf("tasks status: %s", out)
 	}
+}
 
-	// Pause, resume; stop, rewind the source to the start, resume: the
-	// file is read again, so the sink holds every line twice.
+// rewind pauses and resumes src; stops it, rewinds it to the start and
+// resumes it: the file is read again, so the sink holds every line twice.
+func (r *cliRun) rewind() {
+	t, a := r.t, r.a
+	t.Helper()
 	a.must("connectors", "pause", "src")
 	a.eventually("paused", func(code int, out string) bool { return code == 0 && strings.Contains(out, "PAUSED") }, "connectors", "status", "src")
 	a.must("connectors", "resume", "src")
@@ -261,36 +322,41 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	jsonOf(t, a.eventually("source offsets flushed", func(code int, out string) bool {
 		return code == 0 && strings.Contains(out, `"position"`)
 	}, "connectors", "offsets", "get", "src", "-o", "json"), &offs)
-	if len(offs.Offsets) != 1 || offs.Offsets[0].Partition["filename"] != in {
+	if len(offs.Offsets) != 1 || offs.Offsets[0].Partition["filename"] != r.in {
 		t.Fatalf("offsets get: %+v", offs)
 	}
-	rewind := fmt.Sprintf(`{"offsets":[{"partition":{"filename":%q},"offset":{"position":0}}]}`, in)
+	rewind := fmt.Sprintf(`{"offsets":[{"partition":{"filename":%q},"offset":{"position":0}}]}`, r.in)
 	if out := a.must("connectors", "offsets", "set", "src", rewind); !strings.Contains(out, "altered successfully") {
 		t.Fatalf("offsets set: %s", out)
 	}
 	a.must("connectors", "resume", "src")
-	deadline = time.Now().Add(stateDeadline)
-	for countLines(readFileIfAny(out)) < 6 && time.Now().Before(deadline) {
+	deadline := time.Now().Add(stateDeadline)
+	for countLines(readFileIfAny(r.out)) < 6 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	if got := string(readFileIfAny(out)); got != "a\nb\nc\na\nb\nc\n" {
+	if got := string(readFileIfAny(r.out)); got != "a\nb\nc\na\nb\nc\n" {
 		t.Fatalf("after rewinding the source, the sink holds %q, want the file twice", got)
 	}
+}
 
-	// Update (replace and merge), validate, topics, workers, loggers.
+// updateValidateTopicsWorkersLoggers: update (replace and merge),
+// validate, topics, workers, loggers.
+func (r *cliRun) updateValidateTopicsWorkersLoggers() {
+	t, a := r.t, r.a
+	t.Helper()
 	a.must("connectors", "update", "snk", "--merge", "errors.tolerance=all")
 	var snk struct {
 		Config map[string]string `json:"config"`
 	}
 	jsonOf(t, a.must("connectors", "get", "snk", "-o", "json"), &snk)
-	if cfg := snk.Config; cfg["errors.tolerance"] != "all" || cfg["file"] != out {
+	if cfg := snk.Config; cfg["errors.tolerance"] != "all" || cfg["file"] != r.out {
 		t.Fatalf("after update --merge: %v", cfg)
 	}
 	if code, vout, _ := a.run("connectors", "validate", "connector.class=FileStreamSink", "tasks.max=0"); code != 1 || !strings.Contains(vout, "tasks.max") {
 		t.Fatalf("validate of a bad config: exit %d, output %q; want 1 naming tasks.max", code, vout)
 	}
 	a.must("connectors", "validate", "name=v", "connector.class=FileStreamSink", "file=/tmp/x", "topics=t")
-	a.eventually("topics recorded", func(code int, out string) bool { return code == 0 && strings.Contains(out, topic) },
+	a.eventually("topics recorded", func(code int, out string) bool { return code == 0 && strings.Contains(out, r.topic) },
 		"connectors", "topics", "src")
 	wout2 := a.eventually("workers", func(code int, out string) bool {
 		return code == 0 && strings.Count(out, "\n") == 4 && strings.Contains(out, "*")
@@ -304,12 +370,6 @@ func TestAdminCommandsDriveTheCluster(t *testing.T) {
 	a.eventually("cluster-wide level", func(code int, out string) bool { return code == 0 && strings.Contains(out, "DEBUG") },
 		"loggers", "get", "sluice")
 	a.must("loggers")
-
-	// Delete; then it is gone.
-	a.must("connectors", "delete", "snk")
-	if code, _, _ := a.run("connectors", "get", "snk"); code != 4 {
-		t.Fatalf("get after delete: exit %d, want 4", code)
-	}
 }
 
 func readFileIfAny(path string) []byte {

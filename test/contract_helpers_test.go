@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"sort"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/proctest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -32,13 +33,10 @@ type contract struct {
 // workers, and waits until GET /workers names all three and one leader.
 func startContract(t *testing.T, name string) *contract {
 	t.Helper()
-	c := startCluster(t, name)
-	w1 := c.add("w1")
-	w2 := c.add("w2", w1.bind)
-	w3 := c.add("w3", w1.bind)
-	k := &contract{t: t, c: c, workers: []*workerProc{w1, w2, w3}}
+	c, ws := startWorkers(t, name, 3)
+	k := &contract{t: t, c: c, workers: ws}
 	k.poll(t, "GET /workers shows 3 workers and exactly one leader", func() (bool, string) {
-		leader, n, body := k.leader(w1)
+		leader, n, body := k.leader(ws[0])
 		return leader != "" && n == 3, body
 	})
 	return k
@@ -51,12 +49,7 @@ func (k *contract) leader(w *workerProc) (string, int, string) {
 	if err != nil {
 		return "", 0, err.Error()
 	}
-	var out struct {
-		Workers []struct {
-			WorkerID string `json:"worker_id"`
-			Leader   bool   `json:"leader"`
-		} `json:"workers"`
-	}
+	var out workersList
 	if code != http.StatusOK || json.Unmarshal(body, &out) != nil {
 		return "", 0, fmt.Sprintf("%d %s", code, body)
 	}
@@ -103,6 +96,15 @@ func (k *contract) reader() *workerProc {
 // where consumer groups connect-<name> are shared with other runs.
 func (k *contract) name(s string) string { return k.c.topic(s) }
 
+// onePartitionTopic creates a topic of one partition named after base
+// (see name) and returns its name.
+func (k *contract) onePartitionTopic(t *testing.T, base string) string {
+	t.Helper()
+	topic := k.name(base)
+	createOnePartitionTopic(t, k.c.bootstrap, topic)
+	return topic
+}
+
 // write sends a write to a follower.
 func (k *contract) write(t *testing.T, method, path, body string) (int, http.Header, []byte) {
 	t.Helper()
@@ -120,6 +122,40 @@ func (k *contract) read(t *testing.T, method, path string) (int, http.Header, []
 	return k.on(t, k.reader(), method, path, "")
 }
 
+// request sends a GET to the next worker in turn, as read does, and any
+// other method, without a body, to a follower, as write does.
+func (k *contract) request(t *testing.T, method, path string) (int, http.Header, []byte) {
+	t.Helper()
+	if method == "GET" {
+		return k.read(t, method, path)
+	}
+	return k.write(t, method, path, "")
+}
+
+// getJSON reads path from the next worker in turn and requires 200 with a
+// JSON Content-Type.
+func (k *contract) getJSON(t *testing.T, path string) []byte {
+	t.Helper()
+	code, hdr, body := k.read(t, "GET", path)
+	expectJSON(t, "GET "+path, code, hdr, body, http.StatusOK)
+	return body
+}
+
+// objectOnEach GETs path on every worker, requires 200 with a JSON object
+// that has the fields spec gives (see requireFields), and passes it to
+// check.
+func (k *contract) objectOnEach(t *testing.T, path string, spec map[string]string, check func(w *workerProc, m map[string]any, body []byte)) {
+	t.Helper()
+	for _, w := range k.workers {
+		what := "GET " + path + " on " + w.id
+		code, hdr, body := k.on(t, w, "GET", path, "")
+		expectJSON(t, what, code, hdr, body, http.StatusOK)
+		m := jsonObject(t, what, body)
+		requireFields(t, what, m, spec)
+		check(w, m, body)
+	}
+}
+
 // on sends a request to one worker.
 func (k *contract) on(t *testing.T, w *workerProc, method, path, body string) (int, http.Header, []byte) {
 	t.Helper()
@@ -132,25 +168,7 @@ func (k *contract) on(t *testing.T, w *workerProc, method, path, body string) (i
 
 // doReq is send with the response headers.
 func doReq(method, url, body string) (int, http.Header, []byte, error) {
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b, err
+	return proctest.Do(httpClient, method, url, body)
 }
 
 // errPollFatal, returned as a poll's state prefix, ends the poll at once:
@@ -162,23 +180,18 @@ const errPollFatal = "FATAL: "
 // description starts with errPollFatal or a worker died.
 func (k *contract) poll(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(stateDeadline)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if strings.HasPrefix(state, errPollFatal) {
-			t.Fatalf("%s: %s", what, strings.TrimPrefix(state, errPollFatal))
-		}
+	alive := func() {
 		for _, w := range k.workers {
 			w.FailIfExited()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v; last: %s", what, stateDeadline, state)
-		}
-		time.Sleep(150 * time.Millisecond)
 	}
+	waitFor(t, alive, stateDeadline, 150*time.Millisecond, what, func() (bool, string) {
+		ok, state := cond()
+		if !ok && strings.HasPrefix(state, errPollFatal) {
+			t.Fatalf("%s: %s", what, strings.TrimPrefix(state, errPollFatal))
+		}
+		return ok, state
+	})
 }
 
 // hopeless reports whether an answer means the endpoint is missing, so that
@@ -214,58 +227,28 @@ func (k *contract) pollGET(t *testing.T, path, what string, cond func(code int, 
 	return last
 }
 
-// cStatus is Connect's ConnectorStateInfo.
-type cStatus struct {
-	Name      string `json:"name"`
-	Connector struct {
-		State    string  `json:"state"`
-		WorkerID string  `json:"worker_id"`
-		Trace    *string `json:"trace"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int     `json:"id"`
-		State    string  `json:"state"`
-		WorkerID string  `json:"worker_id"`
-		Trace    *string `json:"trace"`
-	} `json:"tasks"`
-	Type string `json:"type"`
-}
-
-// allTasks reports whether there is at least one task and all are in state.
-func (s cStatus) allTasks(state string) bool {
-	if len(s.Tasks) == 0 {
-		return false
-	}
-	for _, x := range s.Tasks {
-		if x.State != state {
-			return false
-		}
-	}
-	return true
-}
-
 // waitState polls the connector's status on each worker in turn until
 // cond holds, and returns it.
-func (k *contract) waitState(t *testing.T, name, what string, cond func(cStatus) bool) cStatus {
+func (k *contract) waitState(t *testing.T, name, what string, cond func(proctest.Status) bool) proctest.Status {
 	t.Helper()
-	var st cStatus
+	var st proctest.Status
 	k.pollGET(t, "/connectors/"+name+"/status", name+": "+what, func(code int, body []byte) bool {
-		st = cStatus{}
+		st = proctest.Status{}
 		return code == http.StatusOK && json.Unmarshal(body, &st) == nil && cond(st)
 	})
 	return st
 }
 
-func (k *contract) waitRunning(t *testing.T, name string) cStatus {
+func (k *contract) waitRunning(t *testing.T, name string) proctest.Status {
 	t.Helper()
-	return k.waitState(t, name, "connector and every task RUNNING", func(s cStatus) bool {
-		return s.Connector.State == "RUNNING" && s.allTasks("RUNNING")
+	return k.waitState(t, name, "connector and every task RUNNING", func(s proctest.Status) bool {
+		return s.Running()
 	})
 }
 
-func (k *contract) waitStopped(t *testing.T, name string) cStatus {
+func (k *contract) waitStopped(t *testing.T, name string) proctest.Status {
 	t.Helper()
-	return k.waitState(t, name, "connector STOPPED with no tasks", func(s cStatus) bool {
+	return k.waitState(t, name, "connector STOPPED with no tasks", func(s proctest.Status) bool {
 		return s.Connector.State == "STOPPED" && len(s.Tasks) == 0
 	})
 }
@@ -412,7 +395,7 @@ var connectStates = map[string]bool{"UNASSIGNED": true, "RUNNING": true, "PAUSED
 // checkStatus checks Connect's ConnectorStateInfo shape:
 // {"name","connector":{"state","worker_id"[,"trace"]},"tasks":[{"id","state","worker_id"[,"trace"]}],"type"}.
 // trace is @JsonInclude(NON_EMPTY): absent, or a non-empty string.
-func checkStatus(t *testing.T, what string, body []byte, name, typ string) cStatus {
+func checkStatus(t *testing.T, what string, body []byte, name, typ string) proctest.Status {
 	t.Helper()
 	m := jsonObject(t, what, body)
 	requireFields(t, what, m, map[string]string{"name": "string", "connector": "object", "tasks": "array", "type": "string"})
@@ -448,7 +431,7 @@ func checkStatus(t *testing.T, what string, body []byte, name, typ string) cStat
 			checkState(fmt.Sprintf("%s: tasks[%d]", what, i), o, true)
 		}
 	}
-	var st cStatus
+	var st proctest.Status
 	_ = json.Unmarshal(body, &st)
 	return st
 }
@@ -572,26 +555,9 @@ func readTopicValues(t *testing.T, bootstrap, topic string) []string {
 	cons := newKafkaClient(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
 		kgo.FetchMaxWait(200*time.Millisecond))
 	var out []string
-	next := map[int32]int64{}
-	done := func() bool {
-		for p, end := range want {
-			if next[p] < end {
-				return false
-			}
-		}
-		return true
-	}
-	for !done() {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: only reached %v of %v", topic, next, want)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < want[r.Partition] {
-				out = append(out, string(r.Value))
-			}
-			next[r.Partition] = r.Offset + 1
-		})
+	next, err := kafkatest.ConsumeTo(ctx, cons, want, func(r *kgo.Record) { out = append(out, string(r.Value)) }, nil)
+	if err != nil {
+		t.Fatalf("reading %s: only reached %v of %v", topic, next, want)
 	}
 	return out
 }

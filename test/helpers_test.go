@@ -83,25 +83,32 @@ func (d *dev) restart() {
 
 func (d *dev) url(path string) string { return "http://" + d.restAddr + path }
 
+// waitFor calls cond every interval until it holds, failing the test at
+// the deadline with cond's last description of where things stand. alive
+// runs before each wait and ends the test at once if a process it watches
+// died.
+func waitFor(t *testing.T, alive func(), timeout, interval time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		alive()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v; last: %s", what, timeout, state)
+		}
+		time.Sleep(interval)
+	}
+}
+
 // waitHealthy polls GET /health until it answers 200.
 func waitHealthy(t *testing.T, p *proctest.Proc, restAddr string) {
 	t.Helper()
-	deadline := time.Now().Add(startDeadline)
-	last := "no answer yet"
-	for time.Now().Before(deadline) {
-		p.FailIfExited()
-		code, body, err := send("GET", "http://"+restAddr+"/health", "")
-		if err == nil && code == http.StatusOK {
-			return
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = fmt.Sprintf("%d %s", code, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := proctest.WaitHealthy(httpClient, restAddr, startDeadline, 100*time.Millisecond, p.FailIfExited); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
 	}
-	t.Fatalf("%s: GET /health did not answer 200 within %v (last: %s)", p.Name, startDeadline, last)
 }
 
 // send does one HTTP request with a JSON body (if any) and returns the status
@@ -133,41 +140,21 @@ func connectorJSON(t *testing.T, name string, config map[string]string) string {
 // createConnector POSTs a connector and requires 201 Created.
 func createConnector(t *testing.T, d *dev, name string, config map[string]string) {
 	t.Helper()
-	code, body := mustSend(t, "POST", d.url("/connectors"), connectorJSON(t, name, config))
+	createOn(t, d.restAddr, name, config)
+}
+
+// createOn POSTs a connector to the worker at rest and requires 201
+// Created.
+func createOn(t *testing.T, rest, name string, config map[string]string) {
+	t.Helper()
+	code, body := mustSend(t, "POST", "http://"+rest+"/connectors", connectorJSON(t, name, config))
 	if code != http.StatusCreated {
-		t.Fatalf("POST /connectors %s: %d %s", name, code, body)
+		t.Fatalf("POST /connectors %s on %s: %d %s", name, rest, code, body)
 	}
-}
-
-type connectorStatus struct {
-	Name      string `json:"name"`
-	Connector struct {
-		State string `json:"state"`
-		Trace string `json:"trace"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace"`
-	} `json:"tasks"`
-}
-
-// running reports whether the connector and all of its (at least one) tasks
-// are RUNNING.
-func (s connectorStatus) running() bool {
-	if s.Connector.State != "RUNNING" || len(s.Tasks) == 0 {
-		return false
-	}
-	for _, task := range s.Tasks {
-		if task.State != "RUNNING" {
-			return false
-		}
-	}
-	return true
 }
 
 // waitRunning polls the connector's status until it and its tasks run.
-func waitRunning(t *testing.T, d *dev, name string) connectorStatus {
+func waitRunning(t *testing.T, d *dev, name string) proctest.Status {
 	t.Helper()
 	deadline := time.Now().Add(stateDeadline)
 	last := "no answer yet"
@@ -181,38 +168,40 @@ func waitRunning(t *testing.T, d *dev, name string) connectorStatus {
 			last = fmt.Sprintf("%d %s", code, body)
 		default:
 			last = string(body)
-			var st connectorStatus
+			var st proctest.Status
 			if err := json.Unmarshal(body, &st); err != nil {
 				t.Fatalf("status of %s is not JSON: %v: %s", name, err, body)
 			}
-			if st.running() {
+			if st.Running() {
 				return st
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("connector %s not RUNNING within %v; last status: %s", name, stateDeadline, last)
-	return connectorStatus{}
+	return proctest.Status{}
 }
+
+// Kafka Connect's names of the FileStream connectors and of its
+// StringConverter.
+const (
+	fileSourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+	fileSinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+	stringConverter = "org.apache.kafka.connect.storage.StringConverter"
+)
 
 // fileSource and fileSink are the FileStream configs the tests use, under
 // Kafka Connect's class names and with Connect's StringConverter.
 func fileSource(file, topic string) map[string]string {
-	return map[string]string{
-		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-		"file":            file,
-		"topic":           topic,
-		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-	}
+	return fileConnector(fileSourceClass, file, "topic", topic)
 }
 
 func fileSink(file, topic string) map[string]string {
-	return map[string]string{
-		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-		"file":            file,
-		"topics":          topic,
-		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-	}
+	return fileConnector(fileSinkClass, file, "topics", topic)
+}
+
+func fileConnector(class, file, topicKey, topic string) map[string]string {
+	return map[string]string{"connector.class": class, "file": file, topicKey: topic, "value.converter": stringConverter}
 }
 
 // writeLines writes n distinct lines and returns the file's content.

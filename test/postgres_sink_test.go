@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluice-io/sluice/internal/pgtest"
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // pgTables are the source tables of the round trip, with column types whose
@@ -195,7 +196,7 @@ func failedTask(t *testing.T, d *dev, name string) string {
 	if err != nil || code != http.StatusOK {
 		return ""
 	}
-	var st connectorStatus
+	var st proctest.Status
 	if err := json.Unmarshal(body, &st); err != nil {
 		t.Fatalf("status of %s is not JSON: %v: %s", name, err, body)
 	}

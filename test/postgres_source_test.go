@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/pgtest"
 )
 
@@ -68,7 +69,7 @@ func TestPostgresSourceInventory(t *testing.T) {
 	// the worker dies while it copies them.
 	insert("orders", 5000)
 	want["inventory-orders"] += 5000
-	waitFor(t, d.Proc, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
+	waitFor(t, d.Proc.FailIfExited, stateDeadline, 5*time.Millisecond, "part of the large insert copied", func() (bool, string) {
 		n := pgTopicCount(t, d, "inventory-orders")
 		return n > 130, fmt.Sprintf("%d records in inventory-orders", n)
 	})
@@ -123,12 +124,7 @@ func pgReadIDs(t *testing.T, d *dev, want map[string]int) map[string]map[int]int
 	for tp := range want {
 		topics = append(topics, tp)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafkaAddr), kgo.ConsumeTopics(topics...),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(d.kafkaAddr)}, topics, kgo.AllowAutoTopicCreation())
 	seen := map[string]map[int]int{}
 	for _, tp := range topics {
 		seen[tp] = map[int]int{}

@@ -20,24 +20,6 @@ import (
 // roundTripLines is the size of the file of issue 2's "Done when".
 const roundTripLines = 100_000
 
-// waitFor polls cond until it holds, failing the test at the deadline (with
-// cond's last description of where things stand) or as soon as p dies.
-func waitFor(t *testing.T, p *proctest.Proc, timeout, every time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v (%s)", what, timeout, state)
-		}
-		p.FailIfExited()
-		time.Sleep(every)
-	}
-}
-
 // TestFileRoundTrip copies a 100,000-line file through Kafka with the
 // FileStream connectors and requires the output to be byte for byte the
 // input, also after a graceful stop (which must not write anything more).
@@ -55,7 +37,7 @@ func TestFileRoundTrip(t *testing.T) {
 	waitRunning(t, d, "file-source")
 	waitRunning(t, d, "file-sink")
 
-	waitFor(t, d.Proc, stateDeadline, 100*time.Millisecond, "output as long as the input", func() (bool, string) {
+	waitFor(t, d.Proc.FailIfExited, stateDeadline, 100*time.Millisecond, "output as long as the input", func() (bool, string) {
 		n := len(readFile(t, out))
 		return n >= len(want), fmt.Sprintf("%d of %d bytes", n, len(want))
 	})
@@ -124,7 +106,7 @@ func TestFileRoundTripSurvivesKill9(t *testing.T) {
 		waitRunning(t, d, "file-sink")
 		createConnector(t, d, "file-source", fileSource(in, "lines"))
 
-		waitFor(t, d.Proc, stateDeadline, 2*time.Millisecond, "first output line", func() (bool, string) {
+		waitFor(t, d.Proc.FailIfExited, stateDeadline, 2*time.Millisecond, "first output line", func() (bool, string) {
 			fi, err := os.Stat(out)
 			return err == nil && fi.Size() > 0, "output empty"
 		})
@@ -149,7 +131,7 @@ func TestFileRoundTripSurvivesKill9(t *testing.T) {
 		wantSet[l] = true
 	}
 	start := time.Now()
-	waitFor(t, d.Proc, 90*time.Second, 250*time.Millisecond, "every input line in the output", func() (bool, string) {
+	waitFor(t, d.Proc.FailIfExited, 90*time.Second, 250*time.Millisecond, "every input line in the output", func() (bool, string) {
 		seen := make(map[string]bool, len(wantLines))
 		for l := range strings.SplitSeq(string(readFile(t, out)), "\n") {
 			if wantSet[l] {
@@ -267,8 +249,8 @@ func TestBadInputOverREST(t *testing.T) {
 		// failure that merely has not been reported yet.
 		time.Sleep(2 * time.Second)
 		code, body := mustSend(t, "GET", d.url("/connectors/later-source/status"), "")
-		var st connectorStatus
-		if code != http.StatusOK || json.Unmarshal(body, &st) != nil || !st.running() {
+		var st proctest.Status
+		if code != http.StatusOK || json.Unmarshal(body, &st) != nil || !st.Running() {
 			t.Fatalf("source waiting for its file is not RUNNING: %d %s", code, body)
 		}
 
@@ -281,7 +263,7 @@ func TestBadInputOverREST(t *testing.T) {
 		if err := os.Rename(tmp, later); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, d.Proc, stateDeadline, 100*time.Millisecond, "the new file's lines in the sink output", func() (bool, string) {
+		waitFor(t, d.Proc.FailIfExited, stateDeadline, 100*time.Millisecond, "the new file's lines in the sink output", func() (bool, string) {
 			got := string(readFile(t, laterOut))
 			return got == content, fmt.Sprintf("output so far %q", got)
 		})
@@ -322,7 +304,7 @@ func TestWorkerWaitsForUnreachableBroker(t *testing.T) {
 		"worker", "--cluster", "c", "--bootstrap", kafkaAddr, "--rest-addr", restAddr)
 
 	// Two retries logged prove a retry loop, not one attempt before dying.
-	waitFor(t, w, stateDeadline, 100*time.Millisecond, "two logged retries", func() (bool, string) {
+	waitFor(t, w.FailIfExited, stateDeadline, 100*time.Millisecond, "two logged retries", func() (bool, string) {
 		n := strings.Count(w.StderrText(), "Kafka is unreachable; retrying")
 		return n >= 2, fmt.Sprintf("%d retries logged", n)
 	})

@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // cli runs the command in-process and returns its exit code and output.
@@ -46,18 +47,6 @@ func cleanEnv(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
-}
-
-// occupied returns a loopback address that is in use until the test ends,
-// so that a command told to listen there fails at once, naming it.
-func occupied(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
 }
 
 func TestNoArgumentsPrintsUsage(t *testing.T) {
@@ -162,7 +151,7 @@ func TestVersion(t *testing.T) {
 // are taken, so the worker fails at once naming the one it used.
 func TestRestAddrFromEnvironment(t *testing.T) {
 	cleanEnv(t)
-	fromEnv, fromFlag := occupied(t), occupied(t)
+	fromEnv, fromFlag := testutil.Occupied(t), testutil.Occupied(t)
 	t.Setenv("SLUICE_REST_ADDR", fromEnv)
 
 	code, _, stderr := cli(t, "worker", "--cluster", "c", "--bootstrap", "127.0.0.1:1")
@@ -208,7 +197,7 @@ func TestLogLevelFromEnvironment(t *testing.T) {
 // error is the variable's; the listen addresses are taken, so that even a
 // value wrongly accepted cannot start a server.
 func TestBadEnvironmentValueNamesVariable(t *testing.T) {
-	worker := []string{"worker", "--cluster", "c", "--bootstrap", "127.0.0.1:1", "--rest-addr", occupied(t)}
+	worker := []string{"worker", "--cluster", "c", "--bootstrap", "127.0.0.1:1", "--rest-addr", testutil.Occupied(t)}
 	for _, tc := range []struct {
 		env, value string
 		args       []string
@@ -219,7 +208,7 @@ func TestBadEnvironmentValueNamesVariable(t *testing.T) {
 		{"SLUICE_LOG_LEVEL", "chatty", worker},
 		{"SLUICE_LOG_FORMAT", "xml", worker},
 		{"SLUICE_REPLICATION_FACTOR", "0", worker},
-		{"SLUICE_LOG_LEVEL", "chatty", []string{"broker", "--addr", occupied(t), "--data-dir", t.TempDir()}},
+		{"SLUICE_LOG_LEVEL", "chatty", []string{"broker", "--addr", testutil.Occupied(t), "--data-dir", t.TempDir()}},
 	} {
 		t.Run(tc.env+"="+tc.value+"/"+tc.args[0], func(t *testing.T) {
 			cleanEnv(t)

@@ -111,29 +111,9 @@ func looseEqual(a, b any) bool {
 			return s == string(appendJavaFloat(nil, f, 64))
 		}
 	}
-	switch a := a.(type) {
-	case []any:
-		bs, ok := b.([]any)
-		if !ok || len(a) != len(bs) {
-			return false
-		}
-		for i := range a {
-			if !looseEqual(a[i], bs[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := bm[k]; !ok || !looseEqual(v, w) {
-				return false
-			}
-		}
-		return true
+	switch a.(type) {
+	case []any, map[string]any:
+		return elementsEqual(a, b, looseEqual)
 	}
 	return connectEqual(a, b)
 }

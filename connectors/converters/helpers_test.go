@@ -68,29 +68,8 @@ func valueEqual(a, b any, seen map[[2]*connectors.Schema]bool) bool {
 	case float32:
 		bf, ok := b.(float32)
 		return ok && (a == bf && math.Signbit(float64(a)) == math.Signbit(float64(bf)) || a != a && bf != bf)
-	case []any:
-		bs, ok := b.([]any)
-		if !ok || len(a) != len(bs) {
-			return false
-		}
-		for i := range a {
-			if !valueEqual(a[i], bs[i], seen) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, v := range a {
-			w, ok := bm[k]
-			if !ok || !valueEqual(v, w, seen) {
-				return false
-			}
-		}
-		return true
+	case []any, map[string]any:
+		return elementsEqual(a, b, func(x, y any) bool { return valueEqual(x, y, seen) })
 	case *connectors.StructValue:
 		bs, ok := b.(*connectors.StructValue)
 		if !ok || !schemaEqualSeen(a.Schema, bs.Schema, seen) || len(a.Values) != len(bs.Values) {
@@ -104,6 +83,36 @@ func valueEqual(a, b any, seen map[[2]*connectors.Schema]bool) bool {
 		return true
 	}
 	return a == b
+}
+
+// elementsEqual compares a list or a map a with b element by element with
+// eq; a of any other type is not equal to anything.
+func elementsEqual(a, b any, eq func(x, y any) bool) bool {
+	switch a := a.(type) {
+	case []any:
+		bs, ok := b.([]any)
+		if !ok || len(a) != len(bs) {
+			return false
+		}
+		for i := range a {
+			if !eq(a[i], bs[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := bm[k]; !ok || !eq(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func asConfigError(err error, target **connectors.ConfigError) bool { return errors.As(err, target) }

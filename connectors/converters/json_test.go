@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var datagenSchema = connectors.StructSchema("io.sluice.connect.datagen.Value",
@@ -565,12 +566,8 @@ func TestJSONDecimalScaleBounded(t *testing.T) {
 	in := `{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"999999999"}},"payload":"AQ=="}`
 	done := make(chan error, 1)
 	go func() { _, _, err := c.ToConnect("t", []byte(in)); done <- err }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "beyond") {
-			t.Errorf("huge scale gave %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a huge Decimal scale is still being computed after 10s")
+	err := testutil.Receive(t, done, 10*time.Second, "a huge Decimal scale is still being computed after 10s")
+	if err == nil || !strings.Contains(err.Error(), "beyond") {
+		t.Errorf("huge scale gave %v", err)
 	}
 }

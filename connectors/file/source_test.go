@@ -1,12 +1,10 @@
 package file
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,38 +12,22 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/conformance"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // logContext is a source task context whose log the test can read.
 type logContext struct {
 	*conformance.SourceContext
-	buf *syncBuffer
+	buf *testutil.LogBuffer
 	log zerolog.Logger
 }
 
 func newLogContext(t *testing.T) *logContext {
-	b := &syncBuffer{}
+	b := &testutil.LogBuffer{}
 	return &logContext{SourceContext: conformance.NewSourceContext(t, "fs", 0), buf: b, log: zerolog.New(b)}
 }
 
 func (c *logContext) Logger() *zerolog.Logger { return &c.log }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func poll(t *testing.T, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestBackoffDoublesUpToCap(t *testing.T) {
@@ -84,7 +85,7 @@ func TestSourceDeliversEverySequenceAndCommitsOffsets(t *testing.T) {
 				t.Fatalf("task %d seq %d missing from the topic", task, seq)
 			}
 		}
-		eventually(t, 10*time.Second, "offset of the last record committed", func() error {
+		testutil.Eventually(t, 10*time.Second, "offset of the last record committed", func() error {
 			off, err := e.offsets.Offset("src", map[string]any{"task": task})
 			if err != nil || off == nil || off["seq"] != int64(999) {
 				return fmt.Errorf("offset %v, err %v", off, err)
@@ -139,7 +140,7 @@ func TestSourceNeverCommitsUnacknowledgedOffsets(t *testing.T) {
 		return resp, nil, true
 	})
 	e.create("ack", withConv(map[string]string{"name": "ack", "connector.class": "test.TestSource", "topic": e.topic("ack-out"), "tasks.max": "1"}))
-	eventually(t, 20*time.Second, "the task fails on the refused produce", func() error {
+	testutil.Eventually(t, 20*time.Second, "the task fails on the refused produce", func() error {
 		if st := e.taskState("ack", 0); st.State != state.StateFailed {
 			return fmt.Errorf("state %s", st.State)
 		}
@@ -170,7 +171,7 @@ func TestSourceNeverCommitsUnacknowledgedOffsets(t *testing.T) {
 	mu.Unlock()
 	// The supervisor restarts the task; it resumes from the committed offset
 	// and completes the sequence without a gap.
-	eventually(t, 30*time.Second, "progress after recovery", func() error {
+	testutil.Eventually(t, 30*time.Second, "progress after recovery", func() error {
 		off, _ := e.offsets.Offset("ack", map[string]any{"task": 0})
 		if off == nil || off["seq"].(int64) < 5000 {
 			return fmt.Errorf("offset %v", off)
@@ -193,7 +194,7 @@ func TestPanickingTaskRestartsAndWorkerCarriesOn(t *testing.T) {
 
 	var history []string
 	sawTrace := false
-	eventually(t, 30*time.Second, "FAILED, RESTARTING, RUNNING after three panics", func() error {
+	testutil.Eventually(t, 30*time.Second, "FAILED, RESTARTING, RUNNING after three panics", func() error {
 		st := e.taskState("panicky", 0)
 		if n := len(history); n == 0 || history[n-1] != string(st.State) {
 			history = append(history, string(st.State))
@@ -236,7 +237,7 @@ func TestFailingOpenIsRetriedAndReported(t *testing.T) {
 	e := newEnv(t)
 	hooksFor("opener").openErrors = 2
 	e.create("opener", withConv(map[string]string{"name": "opener", "connector.class": "test.TestSource", "topic": e.topic("opener-out")}))
-	eventually(t, 20*time.Second, "FAILED with the reason", func() error {
+	testutil.Eventually(t, 20*time.Second, "FAILED with the reason", func() error {
 		st := e.taskState("opener", 0)
 		if st.State == state.StateFailed && strings.Contains(st.Trace, "open refused by the test") {
 			return nil
@@ -280,7 +281,7 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 	e.waitTaskState("pz", 0, state.StateRunning)
 	e.setTarget("pz", state.TargetPaused)
 	e.waitTaskState("pz", 0, state.StatePaused)
-	eventually(t, 10*time.Second, "connector PAUSED", func() error {
+	testutil.Eventually(t, 10*time.Second, "connector PAUSED", func() error {
 		if st, _ := e.statuses.Connector("pz"); st.State != state.StatePaused {
 			return fmt.Errorf("%+v", st)
 		}
@@ -311,7 +312,7 @@ func TestPauseStopsProducingAndResumeContinues(t *testing.T) {
 	}
 	e.setTarget("pz", state.TargetStarted)
 	e.waitTaskState("pz", 0, state.StateRunning)
-	eventually(t, 10*time.Second, "progress after resume", func() error {
+	testutil.Eventually(t, 10*time.Second, "progress after resume", func() error {
 		if c := count(); c <= before {
 			return fmt.Errorf("offset still %d", c)
 		}
@@ -325,7 +326,7 @@ func TestStopEmptiesTaskConfigs(t *testing.T) {
 	e.create("st", withConv(map[string]string{"name": "st", "connector.class": "test.TestSource", "topic": e.topic("st-out"), "tasks.max": "2"}))
 	e.waitTaskState("st", 1, state.StateRunning)
 	e.setTarget("st", state.TargetStopped)
-	eventually(t, 10*time.Second, "STOPPED with no tasks", func() error {
+	testutil.Eventually(t, 10*time.Second, "STOPPED with no tasks", func() error {
 		c := e.configs.Snapshot().Connectors["st"]
 		st, _ := e.statuses.Connector("st")
 		if st.State != state.StateStopped || c == nil || len(c.Tasks) != 0 {
@@ -445,7 +446,7 @@ func TestRestartOnRequest(t *testing.T) {
 		t.Fatalf("onlyFailed restarted a healthy task: opened %d -> %d", before, n)
 	}
 	e.rt.Restart("rs", true, false)
-	eventually(t, 10*time.Second, "task reopened", func() error {
+	testutil.Eventually(t, 10*time.Second, "task reopened", func() error {
 		if n := opened(); n != before+1 {
 			return fmt.Errorf("opened %d, want %d", n, before+1)
 		}
@@ -488,7 +489,7 @@ func TestCreatedPausedHasNoTasksUntilResumed(t *testing.T) {
 	e := newEnv(t)
 	e.setTarget("cp", state.TargetPaused)
 	e.create("cp", withConv(map[string]string{"name": "cp", "connector.class": "test.TestSource", "topic": e.topic("cp-out")}))
-	eventually(t, 20*time.Second, "connector PAUSED", func() error {
+	testutil.Eventually(t, 20*time.Second, "connector PAUSED", func() error {
 		if st, _ := e.statuses.Connector("cp"); st.State != state.StatePaused {
 			return fmt.Errorf("%+v", st)
 		}
@@ -521,7 +522,7 @@ func TestSinkTopicsRegexMatchesWholeNames(t *testing.T) {
 	}
 	h := hooksFor("rx")
 	e.create("rx", withConv(map[string]string{"name": "rx", "connector.class": "test.TestSink", "topics.regex": regexp.QuoteMeta(base)}))
-	eventually(t, 20*time.Second, "the sink writes the record of its topic", func() error {
+	testutil.Eventually(t, 20*time.Second, "the sink writes the record of its topic", func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if len(h.written) == 0 {

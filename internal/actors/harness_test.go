@@ -15,16 +15,17 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
-	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // env is one worker's runtime on an embedded broker, with the real state
 // stores, driven from the config topic like internal/worker does.
 type env struct {
 	t        *testing.T
-	k        *kafkatest.Env
+	k        *storetest.Env
 	broker   *kfake.Cluster // nil on a real broker
 	kopts    []kgo.Opt
 	client   *kgo.Client
@@ -36,59 +37,49 @@ type env struct {
 	cancel   context.CancelFunc
 }
 
-// newEnv runs on the broker kafkatest.Start gives: kfake, or the real
+// newEnv runs on the broker storetest.Start gives: kfake, or the real
 // broker SLUICE_TEST_BOOTSTRAP names.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvOn(t, kafkatest.Start(t, "t", ProducerOpts()...))
+	return newEnvOn(t, storetest.Start(t, "t", ProducerOpts()...), false)
 }
 
 // newFakeEnv always runs on kfake, for tests that inject broker failures
 // with e.broker.ControlKey.
 func newFakeEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvOn(t, kafkatest.StartFake(t, "t", ProducerOpts()...))
+	return newEnvOn(t, storetest.StartFake(t, "t", ProducerOpts()...), false)
 }
 
-func newEnvOn(t *testing.T, k *kafkatest.Env) *env {
+// newEnvOn builds the runtime on k's stores; with trackTopics the status
+// log records the topics tasks use, as a worker with
+// topic.tracking.enable=true runs.
+func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool) *env {
 	t.Helper()
 	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
-	log, producer := k.Log, k.Producer
-	var err error
 	reg := builtin.Registry()
 	for _, p := range testPlugins() {
 		reg.MustRegister(p)
 	}
-	e.rt, err = NewRuntime(Options{
+	opts := Options{
 		WorkerID: "w1", Registry: reg,
 		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,
-		KafkaOpts: e.kopts, Producer: producer, Admin: e.adm,
+		KafkaOpts: e.kopts, Producer: k.Producer, Admin: e.adm,
 		Backoff:             Backoff{Initial: 50 * time.Millisecond, Max: 400 * time.Millisecond, Jitter: 0.1, ResetAfter: 10 * time.Second},
 		OffsetFlushInterval: 100 * time.Millisecond,
-		Log:                 log,
-	})
-	if err != nil {
+		Log:                 k.Log,
+	}
+	if trackTopics {
+		opts.Topics = e.statuses
+	}
+	var err error
+	if e.rt, err = NewRuntime(opts); err != nil {
 		t.Fatal(err)
 	}
-	fctx, fcancel := context.WithCancel(context.Background())
-	e.cancel = fcancel
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.rt.FollowAlone(fctx, e.configs, 1)
-	}()
-	t.Cleanup(func() {
-		fcancel()
-		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer scancel()
-		if err := e.rt.Stop(sctx); err != nil {
-			t.Errorf("runtime stop: %v", err)
-		}
-		// The statuses stopping tasks wrote, before the log closes.
-		_ = e.statuses.Flush(sctx)
-	})
+	// The statuses stopping tasks wrote are flushed, but a failed flush is
+	// not the test's business.
+	e.cancel = k.Drive(t, func(ctx context.Context) { e.rt.FollowAlone(ctx, e.configs, 1) }, e.rt.Stop, 20*time.Second, false)
 	return e
 }
 
@@ -113,27 +104,13 @@ func (e *env) setTarget(name string, s state.TargetState) {
 	}
 }
 
-// eventually polls cond until it holds or the generous deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s: %v", what, d, err)
-}
-
 func (e *env) taskState(name string, task int) state.Status {
 	return e.statuses.Tasks(name)[task]
 }
 
 func (e *env) waitTaskState(name string, task int, want state.State) {
 	e.t.Helper()
-	eventually(e.t, 20*time.Second, fmt.Sprintf("%s task %d %s", name, task, want), func() error {
+	testutil.Eventually(e.t, 20*time.Second, fmt.Sprintf("%s task %d %s", name, task, want), func() error {
 		if st := e.taskState(name, task); st.State != want {
 			return fmt.Errorf("state %q (trace %q)", st.State, st.Trace)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // --- retryStage alone
@@ -276,7 +277,7 @@ func TestSinkConversionRetriesWithinTimeoutThenTolerance(t *testing.T) {
 		if tc.tolerance == "all" {
 			// Skipped: the records around it are written, the offsets
 			// move past it, and the task keeps running.
-			eventually(t, 20*time.Second, tc.name+" past the bad record", func() error {
+			testutil.Eventually(t, 20*time.Second, tc.name+" past the bad record", func() error {
 				if c := e.committed(tc.name, topic); c != 3 {
 					return fmt.Errorf("committed %d", c)
 				}
@@ -293,7 +294,7 @@ func TestSinkConversionRetriesWithinTimeoutThenTolerance(t *testing.T) {
 				t.Errorf("%s: task %+v, want RUNNING", tc.name, st)
 			}
 		} else {
-			eventually(t, 20*time.Second, tc.name+" FAILED", func() error {
+			testutil.Eventually(t, 20*time.Second, tc.name+" FAILED", func() error {
 				if st := e.taskState(tc.name, 0); st.State != state.StateFailed || !strings.Contains(st.Trace, "cannot reach the registry") {
 					return fmt.Errorf("%+v", st)
 				}
@@ -337,7 +338,7 @@ func TestSourceConversionRetriesWithinTimeoutThenTolerance(t *testing.T) {
 			"errors.retry.timeout": fmt.Sprint(timeout.Milliseconds()), "errors.retry.delay.max.ms": "100",
 		})
 	}
-	eventually(t, 20*time.Second, "src-rt-all past the bad record", func() error {
+	testutil.Eventually(t, 20*time.Second, "src-rt-all past the bad record", func() error {
 		off, err := e.offsets.Offset("src-rt-all", map[string]any{"task": 0})
 		if err != nil || off == nil || off["seq"] != int64(4) {
 			return fmt.Errorf("offset %v (err %v)", off, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // produceMixed writes 100 records to topic: JSON strings "0:<seq>", except
@@ -57,7 +58,7 @@ func TestBadRecordFailsTaskWithoutTolerance(t *testing.T) {
 	e := newEnv(t)
 	produceMixed(t, e, e.topic("mixed-none"))
 	e.create("strict", jsonSink("strict", e.topic("mixed-none"), nil))
-	eventually(t, 20*time.Second, "FAILED naming the bad record", func() error {
+	testutil.Eventually(t, 20*time.Second, "FAILED naming the bad record", func() error {
 		st := e.taskState("strict", 0)
 		if st.State == state.StateFailed && strings.Contains(st.Trace, e.topic("mixed-none")+"-0@5") {
 			return nil
@@ -87,7 +88,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 		"errors.deadletterqueue.context.headers.enable": "true",
 	}))
 	h := hooksFor("lenient")
-	eventually(t, 20*time.Second, "every good record written", func() error {
+	testutil.Eventually(t, 20*time.Second, "every good record written", func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if len(h.written) < good {
@@ -111,7 +112,7 @@ func TestBadRecordsGoToDeadLetterQueue(t *testing.T) {
 			t.Fatalf("DLQ headers %v", headers)
 		}
 	}
-	eventually(t, 20*time.Second, "offsets committed past the bad records", func() error {
+	testutil.Eventually(t, 20*time.Second, "offsets committed past the bad records", func() error {
 		offs, err := e.adm.FetchOffsets(context.Background(), "connect-lenient")
 		if err != nil {
 			return err
@@ -134,7 +135,7 @@ func TestUnconvertibleSourceRecordIsNotCommitted(t *testing.T) {
 	// The test source emits string values; ByteArrayConverter takes only bytes.
 	e.create("badconv", map[string]string{"name": "badconv", "connector.class": "test.TestSource", "topic": e.topic("badconv-out"),
 		"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"})
-	eventually(t, 20*time.Second, "FAILED naming the conversion", func() error {
+	testutil.Eventually(t, 20*time.Second, "FAILED naming the conversion", func() error {
 		if st := e.taskState("badconv", 0); st.State != state.StateFailed || !strings.Contains(st.Trace, "convert value") {
 			return fmt.Errorf("%+v", st)
 		}

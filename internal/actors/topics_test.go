@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/connectors/builtin"
-	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // countingRecorder counts the calls that reach the recorder.
@@ -115,43 +115,7 @@ func TestTaskTopicsCallsTheRecorderOncePerEpoch(t *testing.T) {
 // use, as a worker with topic.tracking.enable=true runs.
 func newTrackingEnv(t *testing.T) *env {
 	t.Helper()
-	k := kafkatest.Start(t, "t", ProducerOpts()...)
-	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
-		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
-	reg := builtin.Registry()
-	for _, p := range testPlugins() {
-		reg.MustRegister(p)
-	}
-	var err error
-	e.rt, err = NewRuntime(Options{
-		WorkerID: "w1", Registry: reg,
-		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs, Topics: e.statuses,
-		KafkaOpts: e.kopts, Producer: k.Producer, Admin: e.adm,
-		Backoff:             Backoff{Initial: 50 * time.Millisecond, Max: 400 * time.Millisecond, Jitter: 0.1, ResetAfter: 10 * time.Second},
-		OffsetFlushInterval: 100 * time.Millisecond,
-		Log:                 k.Log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, fcancel := context.WithCancel(context.Background())
-	e.cancel = fcancel
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.rt.FollowAlone(fctx, e.configs, 1)
-	}()
-	t.Cleanup(func() {
-		fcancel()
-		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer scancel()
-		if err := e.rt.Stop(sctx); err != nil {
-			t.Errorf("runtime stop: %v", err)
-		}
-		_ = e.statuses.Flush(sctx)
-	})
-	return e
+	return newEnvOn(t, storetest.Start(t, "t", ProducerOpts()...), true)
 }
 
 func (e *env) waitActiveTopics(name string, want ...string) {
@@ -159,7 +123,7 @@ func (e *env) waitActiveTopics(name string, want ...string) {
 	if want == nil {
 		want = []string{}
 	}
-	eventually(e.t, 20*time.Second, fmt.Sprintf("active topics of %s %v", name, want), func() error {
+	testutil.Eventually(e.t, 20*time.Second, fmt.Sprintf("active topics of %s %v", name, want), func() error {
 		if got := e.statuses.ActiveTopics(name); !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("active topics %v", got)
 		}

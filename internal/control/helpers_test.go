@@ -6,13 +6,10 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return testutil.Context(t, 20*time.Second) }
 
 func code(err error) int {
 	if err == nil {

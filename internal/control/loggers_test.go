@@ -1,13 +1,11 @@
 package control_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,39 +17,10 @@ import (
 	"github.com/sluice-io/sluice/internal/state"
 )
 
-// loggersBackend is a worker's registry over the real config log, as the
-// worker wires them, with the cluster-wide writes recorded and optionally
-// failing.
-type loggersBackend struct {
-	*loglevel.Registry
-	configs *state.ConfigLog
-
-	mu     sync.Mutex
-	writes []state.LoggerLevel
-	fail   error
-}
-
-func (b *loggersBackend) PutLoggerLevel(ctx context.Context, namespace, level string) error {
-	b.mu.Lock()
-	b.writes = append(b.writes, state.LoggerLevel{Namespace: namespace, Level: level})
-	fail := b.fail
-	b.mu.Unlock()
-	if fail != nil {
-		return fail
-	}
-	return b.configs.PutLoggerLevel(ctx, namespace, level)
-}
-
-func (b *loggersBackend) written() []state.LoggerLevel {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]state.LoggerLevel(nil), b.writes...)
-}
-
 type loggersEnv struct {
 	*controltest.Env
 	C       *control.Controller
-	backend *loggersBackend
+	backend *controltest.LoggersBackend
 }
 
 // loggersStart is the registry's clock: 2024-01-02T03:04:05Z.
@@ -61,21 +30,7 @@ func newLoggersEnv(t *testing.T) *loggersEnv {
 	t.Helper()
 	env := controltest.NewEnv(t)
 	reg := loglevel.New(zerolog.Nop(), loglevel.Options{Root: zerolog.InfoLevel, Now: func() time.Time { return loggersStart }})
-	b := &loggersBackend{Registry: reg, configs: env.Configs.ConfigLog}
-	// As the worker does: every level read from the config topic is
-	// applied to this worker's loggers.
-	env.Configs.OnLoggerLevel(func(l state.LoggerLevel) {
-		if lvl, err := loglevel.ParseLevel(l.Level); err == nil {
-			reg.Set(l.Namespace, lvl)
-		}
-	})
-	c, err := control.New(control.Options{
-		Configs: env.Configs, Statuses: env.Statuses, Plugins: controltest.Registry(),
-		Ready: env.Ready.Get, WriteTimeout: 10 * time.Second, Loggers: b,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, b := env.LoggersController(t, reg)
 	return &loggersEnv{Env: env, C: c, backend: b}
 }
 
@@ -122,8 +77,8 @@ func TestLoggersWorkerScope(t *testing.T) {
 	if want := []string{"root", "sluice.actors", "sluice.actors.source", "sluice.group"}; err != nil || !reflect.DeepEqual(changed, want) {
 		t.Fatalf("SetLogger(root, scope=everywhere) = %v, %v; want %v", changed, err, want)
 	}
-	if len(e.backend.written()) != 0 {
-		t.Fatalf("worker scope wrote to the config topic: %v", e.backend.written())
+	if len(e.backend.Written()) != 0 {
+		t.Fatalf("worker scope wrote to the config topic: %v", e.backend.Written())
 	}
 }
 
@@ -149,7 +104,7 @@ func TestLoggersBadRequests(t *testing.T) {
 	if all := e.C.Loggers(); len(all) != 1 {
 		t.Fatalf("a refused request changed levels: %v", all)
 	}
-	if w := e.backend.written(); len(w) != 0 {
+	if w := e.backend.Written(); len(w) != 0 {
 		t.Fatalf("a refused request was written: %v", w)
 	}
 }
@@ -163,16 +118,14 @@ func TestLoggersClusterScope(t *testing.T) {
 	if err != nil || changed != nil {
 		t.Fatalf("SetLogger(cluster) = %v, %v; want nil, nil (204)", changed, err)
 	}
-	if w := e.backend.written(); !reflect.DeepEqual(w, []state.LoggerLevel{{Namespace: "sluice.actors", Level: "DEBUG"}}) {
+	if w := e.backend.Written(); !reflect.DeepEqual(w, []state.LoggerLevel{{Namespace: "sluice.actors", Level: "DEBUG"}}) {
 		t.Fatalf("written %v", w)
 	}
 	if l, err := e.C.Logger("sluice.actors"); err != nil || l.Level != "DEBUG" {
 		t.Fatalf("after the cluster-wide write this worker has %+v, %v", l, err)
 	}
 
-	e.backend.mu.Lock()
-	e.backend.fail = errors.New("broker gone")
-	e.backend.mu.Unlock()
+	e.backend.SetFail(errors.New("broker gone"))
 	_, err = e.C.SetLogger(ctx(t), "sluice.actors", "INFO", "cluster")
 	if code(err) != http.StatusInternalServerError || !strings.Contains(err.Error(), "broker gone") {
 		t.Fatalf("failed write: %v (%d)", err, code(err))

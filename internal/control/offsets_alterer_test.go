@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 // checkingSource vouches for offsets whose partition names a "shard" and
@@ -42,7 +43,7 @@ func TestConnectorChecksTheOffsetsItIsGiven(t *testing.T) {
 	reg := controltest.Registry()
 	reg.MustRegister(connectors.Plugin{Class: "com.example.Checking", Type: connectors.Source,
 		New: func() connectors.Connector { return checkingSource{seen: &seen} }})
-	e := kafkatest.Start(t, "ctlalter")
+	e := storetest.Start(t, "ctlalter")
 	c, err := control.New(control.Options{Configs: e.Configs, Statuses: e.Statuses, Plugins: reg,
 		Offsets: offsets.NewConnectorOffsets(e.Offsets, e.Admin), WriteTimeout: 15 * time.Second})
 	if err != nil {

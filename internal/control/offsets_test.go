@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -16,27 +15,20 @@ import (
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 // offsetsEnv is a Controller with the real offsets backend, over the real
 // config, status and offset stores of one broker.
 type offsetsEnv struct {
-	*kafkatest.Env
+	*storetest.Env
 	C *control.Controller
 }
 
 func newOffsetsEnv(t *testing.T) *offsetsEnv {
 	t.Helper()
-	e := kafkatest.Start(t, "ctloffs")
-	c, err := control.New(control.Options{
-		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		Offsets:      offsets.NewConnectorOffsets(e.Offsets, e.Admin),
-		WriteTimeout: 15 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &offsetsEnv{Env: e, C: c}
+	e := storetest.Start(t, "ctloffs")
+	return &offsetsEnv{Env: e, C: controltest.OffsetsController(t, e.Configs, e.Statuses, e.Offsets, e.Admin)}
 }
 
 func (e *offsetsEnv) create(t *testing.T, cfg map[string]string, initial control.InitialState) string {
@@ -58,6 +50,19 @@ func (e *offsetsEnv) offsets(t *testing.T, name string) []control.ConnectorOffse
 		t.Fatal("Offsets is nil; it must encode as [] when there are none")
 	}
 	return got.Offsets
+}
+
+// reset resets name's offsets, requiring Connect's message and no offsets
+// afterwards.
+func (e *offsetsEnv) reset(t *testing.T, name string) {
+	t.Helper()
+	msg, err := e.C.ResetOffsets(ctx(t), name)
+	if err != nil || msg.Message != resetMsg {
+		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
+	}
+	if got := e.offsets(t, name); len(got) != 0 {
+		t.Fatalf("after reset: %v", got)
+	}
 }
 
 // roundTrip makes v look as JSON decoding makes a response body look.
@@ -120,13 +125,7 @@ func TestSourceOffsetsAlterReadReset(t *testing.T) {
 		t.Fatalf("after a null offset for /a: %v, want %v", got, want[1:])
 	}
 
-	msg, err = e.C.ResetOffsets(ctx(t), name)
-	if err != nil || msg.Message != resetMsg {
-		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
-	}
-	if got := e.offsets(t, name); len(got) != 0 {
-		t.Fatalf("after reset: %v", got)
-	}
+	e.reset(t, name)
 }
 
 func TestOffsetsChangesNeedStoppedWithoutTasks(t *testing.T) {
@@ -308,13 +307,7 @@ func TestSinkOffsetsAlterReadResetWithLingeringTask(t *testing.T) {
 	wantCode(t, err, http.StatusBadRequest, "missing")
 
 	e.StoppedSinkTask(t, name, topic, 5)
-	msg, err = e.C.ResetOffsets(ctx(t), name)
-	if err != nil || msg.Message != resetMsg {
-		t.Fatalf("ResetOffsets = %q, %v", msg.Message, err)
-	}
-	if got := e.offsets(t, name); len(got) != 0 {
-		t.Fatalf("after reset: %v", got)
-	}
+	e.reset(t, name)
 }
 
 // TestSinkOffsetsRefusedWhileConsumerRuns: a member that is not a stopped
@@ -348,7 +341,7 @@ func TestSinkOffsetsRefusedWhileConsumerRuns(t *testing.T) {
 }
 
 func TestOffsetsWaitForReadiness(t *testing.T) {
-	e := kafkatest.Start(t, "ctlready")
+	e := storetest.Start(t, "ctlready")
 	c, err := control.New(control.Options{
 		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
 		Offsets: offsets.NewConnectorOffsets(e.Offsets, e.Admin),

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
@@ -19,16 +18,7 @@ import (
 func topicsEnv(t *testing.T, tracking state.TopicTracking) (*controltest.Env, *control.Controller) {
 	t.Helper()
 	e := controltest.NewEnv(t)
-	e.Statuses.SetTopicTracking(tracking)
-	c, err := control.New(control.Options{
-		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		WorkerID: "w1:8083", Ready: e.Ready.Get, WriteTimeout: 10 * time.Second,
-		Topics: e.Statuses,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, c
+	return e, e.TopicsController(t, tracking)
 }
 
 func TestTopicsAndReset(t *testing.T) {

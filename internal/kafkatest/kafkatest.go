@@ -1,11 +1,14 @@
-// Package kafkatest starts, for tests and benchmarks, what a worker's state
-// lives on: a broker, the internal topics, and the real config, status and
-// offset stores, read to their end.
+// Package kafkatest gives tests and benchmarks a Kafka broker and clients
+// of it: an embedded kfake cluster on loopback, the real broker the
+// environment names in SLUICE_TEST_BOOTSTRAP (for example an Apache Kafka
+// started by test/kafka/kafka.sh), names that no other run shares on such
+// a broker, and clients, topics and records that close with the test and
+// fail it on error.
 //
-// The broker is an embedded kfake cluster on loopback, unless the
-// environment names a real one in SLUICE_TEST_BOOTSTRAP (for example an
-// Apache Kafka started by test/kafka/kafka.sh): then every Start uses that
-// broker, under topic names no other Start, test run or package shares.
+// It imports no package of this module, so that the tests of every
+// package, those of internal/state, internal/offsets and internal/topics
+// included, can use it. A worker's stores on a broker are
+// internal/storetest's job.
 package kafkatest
 
 import (
@@ -17,14 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/sluice-io/sluice/internal/offsets"
-	"github.com/sluice-io/sluice/internal/state"
-	"github.com/sluice-io/sluice/internal/topics"
 )
 
 // BootstrapEnv names the environment variable that points the suite at a
@@ -59,140 +57,172 @@ func Unique(name string) string {
 	return fmt.Sprintf("%s-%s-%d", name, runID, nameSeq.Add(1))
 }
 
-// Env is a broker with a worker's stores on it. Everything closes in
-// tb.Cleanup; a runtime built on it should stop in a cleanup registered
-// later, so that it stops first.
-type Env struct {
-	// Broker is the embedded broker, nil on a real one (SLUICE_TEST_BOOTSTRAP).
-	Broker *kfake.Cluster
-	// Prefix is what the internal topics are named after: the prefix given
-	// to Start, made unique on a real broker.
-	Prefix   string
-	Opts     []kgo.Opt // seed brokers
-	Client   *kgo.Client
-	Admin    *kadm.Client
-	Configs  *state.ConfigLog
-	Statuses *state.StatusLog
-	Offsets  *offsets.SourceStore
-	// Producer is built with producerOpts, e.g. actors.ProducerOpts().
-	Producer *kgo.Client
-	Log      zerolog.Logger
-}
+// opTimeout bounds one admin or produce call of the helpers below.
+const opTimeout = 20 * time.Second
 
-// Topic names a data topic of this Env: name itself on an embedded broker,
-// which the Env has to itself, and name made unique on a real one.
-func (e *Env) Topic(name string) string {
-	if e.Broker != nil {
-		return name
-	}
-	return name + "-" + e.Prefix
-}
-
-// Start creates the topics <prefix>-configs, -offsets and -status and
-// starts the stores on them, on the broker SLUICE_TEST_BOOTSTRAP names or
-// else on a new embedded one. Logs go to stderr at warn, at info with -v.
-func Start(tb testing.TB, prefix string, producerOpts ...kgo.Opt) *Env {
+// NewCluster starts an embedded one-broker kfake cluster with opts, closed
+// when the test ends, and returns it with the client options that seed it.
+func NewCluster(tb testing.TB, opts ...kfake.Opt) (*kfake.Cluster, []kgo.Opt) {
 	tb.Helper()
-	if seeds := Bootstrap(); len(seeds) > 0 {
-		return start(tb, nil, seeds, Unique(prefix), producerOpts)
-	}
-	return StartFake(tb, prefix, producerOpts...)
-}
-
-// StartFake is Start on a new embedded kfake broker even when
-// SLUICE_TEST_BOOTSTRAP is set, for tests that need what only kfake offers
-// (Broker.ControlKey to inject failures).
-func StartFake(tb testing.TB, prefix string, producerOpts ...kgo.Opt) *Env {
-	tb.Helper()
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(broker.Close)
-	return start(tb, broker, broker.ListenAddrs(), prefix, producerOpts)
+	tb.Cleanup(c.Close)
+	return c, []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
 }
 
-func start(tb testing.TB, broker *kfake.Cluster, seeds []string, prefix string, producerOpts []kgo.Opt) *Env {
+// NewClient is a client with opts and then extra, closed when the test
+// ends.
+func NewClient(tb testing.TB, opts []kgo.Opt, extra ...kgo.Opt) *kgo.Client {
 	tb.Helper()
-	level := zerolog.WarnLevel
-	if testing.Verbose() {
-		level = zerolog.InfoLevel
-	}
-	e := &Env{
-		Broker: broker,
-		Prefix: prefix,
-		Opts:   []kgo.Opt{kgo.SeedBrokers(seeds...)},
-		Log: zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}).
-			Level(level).With().Timestamp().Logger(),
-	}
-	var err error
-	if e.Client, err = kgo.NewClient(e.Opts...); err != nil {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...), extra...)...)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(e.Client.Close)
-	e.Admin = kadm.NewClient(e.Client)
+	tb.Cleanup(cl.Close)
+	return cl
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// NewAdmin is an admin client on a NewClient.
+func NewAdmin(tb testing.TB, opts []kgo.Opt) *kadm.Client {
+	tb.Helper()
+	return kadm.NewClient(NewClient(tb, opts))
+}
+
+// CreateTopic creates topic with partitions partitions, the broker's
+// replication factor and configs.
+func CreateTopic(tb testing.TB, opts []kgo.Opt, topic string, partitions int32, configs map[string]*string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	if err := topics.EnsureTopics(ctx, e.Admin,
-		topics.TopicSpec{Name: prefix + "-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
-		topics.TopicSpec{Name: prefix + "-offsets", Partitions: 25, ReplicationFactor: -1, Compact: true},
-		topics.TopicSpec{Name: prefix + "-status", Partitions: 5, ReplicationFactor: -1, Compact: true},
-	); err != nil {
+	if _, err := NewAdmin(tb, opts).CreateTopic(ctx, partitions, -1, configs, topic); err != nil {
+		tb.Fatalf("creating %s: %v", topic, err)
+	}
+}
+
+// Produce writes recs with cl and waits for every ack.
+func Produce(tb testing.TB, cl *kgo.Client, recs ...*kgo.Record) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		tb.Fatal(err)
 	}
-	if e.Configs, err = state.NewConfigLog(e.Opts, prefix+"-configs", e.Log); err != nil {
+}
+
+// Store is what reads a topic to its end on Start and stops reading on
+// Close: the config, status and offset stores, the tailer.
+type Store interface {
+	Start(context.Context) error
+	Close()
+}
+
+// StartStore takes what a store's constructor returns: it fails the test
+// on err, closes s when the test ends and starts s within ctx.
+func StartStore(tb testing.TB, ctx context.Context, s Store, err error) {
+	tb.Helper()
+	if err != nil {
 		tb.Fatal(err)
 	}
-	if e.Statuses, err = state.NewStatusLog(e.Opts, prefix+"-status", e.Log); err != nil {
+	tb.Cleanup(s.Close)
+	if err := s.Start(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	if e.Offsets, err = offsets.NewSourceStore(e.Opts, prefix+"-offsets"); err != nil {
-		tb.Fatal(err)
+}
+
+// StartWithin starts s with a deadline d away and returns Start's error,
+// failing the test if Start did not return within a few seconds of the
+// deadline: a store pointed at an unreachable broker must give up in
+// time.
+func StartWithin(tb testing.TB, s Store, d time.Duration) error {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	err := s.Start(ctx)
+	if took := time.Since(start); took > 3*time.Second {
+		tb.Fatalf("Start took %v with a %v deadline", took, d)
 	}
-	for _, s := range []interface{ Start(context.Context) error }{e.Configs, e.Statuses, e.Offsets} {
-		if err := s.Start(ctx); err != nil {
-			tb.Fatal(err)
+	return err
+}
+
+// ConsumeUntilIdle polls cl, calling each for every record, until idle
+// polls in a row, each waiting up to a second, bring no record, or until
+// deadline passes (the zero time: no deadline).
+func ConsumeUntilIdle(cl *kgo.Client, idle int, deadline time.Time, each func(*kgo.Record)) {
+	for quiet := 0; quiet < idle && (deadline.IsZero() || time.Now().Before(deadline)); {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			quiet++
+			continue
 		}
+		quiet = 0
+		fs.EachRecord(each)
 	}
-	tb.Cleanup(e.Configs.Close)
-	tb.Cleanup(e.Statuses.Close)
-	tb.Cleanup(e.Offsets.Close)
-	if e.Producer, err = kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...), producerOpts...)...); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(e.Producer.Close)
-	return e
 }
 
-// StoppedSinkTask consumes records records of topic as sink task 0 of
-// connector does (a static member of connect-<connector>), commits what it
-// read, and closes without leaving the group, as a stopped sink task does:
-// the group keeps the member until its session times out.
-func (e *Env) StoppedSinkTask(tb testing.TB, connector, topic string, records int) {
-	tb.Helper()
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...),
-		kgo.ConsumerGroup(offsets.SinkGroup(connector)),
-		kgo.InstanceID(connector+"-0"),
-		kgo.SessionTimeout(45*time.Second),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.DisableAutoCommit(),
-	)...)
-	if err != nil {
-		tb.Fatal(err)
+// ConsumeTo polls cl, a consumer of a topic from its start, until every
+// partition of end has been read up to its end offset, and calls each for
+// every record below that offset. Fetch errors go to onErr, if not nil,
+// and polling goes on. If ctx ends first, ConsumeTo returns ctx's error
+// with the offsets it reached.
+func ConsumeTo(ctx context.Context, cl *kgo.Client, end map[int32]int64, each func(*kgo.Record), onErr func(topic string, partition int32, err error)) (map[int32]int64, error) {
+	next := map[int32]int64{}
+	done := func() bool {
+		for p, e := range end {
+			if next[p] < e {
+				return false
+			}
+		}
+		return true
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for n := 0; n < records; {
+	for !done() {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			tb.Fatalf("consumed %d of %d records: %v", n, records, err)
+			return next, err
 		}
-		n += fs.NumRecords()
+		if onErr != nil {
+			fs.EachError(onErr)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < end[r.Partition] {
+				each(r)
+			}
+			next[r.Partition] = r.Offset + 1
+		})
 	}
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		tb.Fatal(err)
+	return next, nil
+}
+
+// WaitUp pings the broker at addr every 100 ms until it answers, and
+// returns the last error if it does not within timeout. Before each retry
+// it calls alive, which should end the test if the broker's process died.
+func WaitUp(addr string, timeout time.Duration, alive func()) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = cl.Ping(ctx)
+			cancel()
+			cl.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		alive()
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// NewConsumer is a NewClient that consumes topics from their start.
+func NewConsumer(tb testing.TB, opts []kgo.Opt, topics []string, extra ...kgo.Opt) *kgo.Client {
+	tb.Helper()
+	return NewClient(tb, opts, append([]kgo.Opt{kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
 }

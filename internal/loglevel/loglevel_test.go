@@ -1,7 +1,6 @@
 package loglevel
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,27 +13,17 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // buffer is a log destination safe for concurrent writers.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
+type buffer struct{ testutil.LogBuffer }
 
 // entries returns the JSON lines written so far and empties the buffer.
 func (b *buffer) entries(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(b.Take()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -44,7 +33,6 @@ func (b *buffer) entries(t *testing.T) []map[string]any {
 		}
 		out = append(out, m)
 	}
-	b.b.Reset()
 	return out
 }
 

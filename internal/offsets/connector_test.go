@@ -12,13 +12,27 @@ import (
 
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
-func ctxFor(t *testing.T) context.Context {
+func ctxFor(t *testing.T) context.Context { return testutil.Context(t, 30*time.Second) }
+
+// must returns v, failing the test on err.
+func must[T any](t *testing.T, v T, err error) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// startOffsets starts the stores of a worker and returns them with the
+// connector offsets API over them.
+func startOffsets(t *testing.T, prefix string) (*storetest.Env, *offsets.ConnectorOffsets) {
+	t.Helper()
+	e := storetest.Start(t, prefix)
+	return e, offsets.NewConnectorOffsets(e.Offsets, e.Admin)
 }
 
 func i64(v int64) *int64 { return &v }
@@ -26,15 +40,11 @@ func i64(v int64) *int64 { return &v }
 func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.PartitionOffset {
 	t.Helper()
 	got, err := co.SourceOffsets(ctxFor(t), connector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return must(t, got, err)
 }
 
 func TestSourceAlterThenListThenReset(t *testing.T) {
-	e := kafkatest.Start(t, "srcoffs")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "srcoffs")
 	conn, other := kafkatest.Unique("fs"), kafkatest.Unique("other")
 	ctx := ctxFor(t)
 
@@ -108,7 +118,7 @@ func TestSourceAlterThenListThenReset(t *testing.T) {
 // TestSourceOffsetsReadOtherWorkersWrites: a GET answered by one worker
 // shows what another worker wrote just before.
 func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
-	e := kafkatest.Start(t, "srcread")
+	e := storetest.Start(t, "srcread")
 	conn := kafkatest.Unique("fs")
 	other, err := offsets.NewSourceStore(e.Opts, e.Prefix+"-offsets")
 	if err != nil {
@@ -133,7 +143,7 @@ func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
 	}
 }
 
-func produceTo(t *testing.T, e *kafkatest.Env, topic string, partition int32, n int) {
+func produceTo(t *testing.T, e *storetest.Env, topic string, partition int32, n int) {
 	t.Helper()
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.Opts...), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
@@ -147,7 +157,7 @@ func produceTo(t *testing.T, e *kafkatest.Env, topic string, partition int32, n 
 	}
 }
 
-func makeTopic(t *testing.T, e *kafkatest.Env, name string, partitions int32) string {
+func makeTopic(t *testing.T, e *storetest.Env, name string, partitions int32) string {
 	t.Helper()
 	topic := e.Topic(name)
 	if _, err := e.Admin.CreateTopic(ctxFor(t), partitions, -1, nil, topic); err != nil {
@@ -159,24 +169,17 @@ func makeTopic(t *testing.T, e *kafkatest.Env, name string, partitions int32) st
 func sinkOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.SinkOffset {
 	t.Helper()
 	got, err := co.SinkOffsets(ctxFor(t), connector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return must(t, got, err)
 }
 
 func members(t *testing.T, adm *kadm.Client, group string) int {
 	t.Helper()
 	d, err := adm.DescribeGroups(ctxFor(t), group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(d[group].Members)
+	return len(must(t, d, err)[group].Members)
 }
 
 func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
-	e := kafkatest.Start(t, "sinkoffs")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkoffs")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 2)
 	produceTo(t, e, topic, 0, 3)
@@ -237,8 +240,7 @@ func TestSinkAlterAndResetWithLingeringStaticMember(t *testing.T) {
 // stopped tasks are removed; a consumer still running in the group makes
 // the change fail, as in Kafka Connect.
 func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
-	e := kafkatest.Start(t, "sinkbusy")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkbusy")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)
 	produceTo(t, e, topic, 0, 2)
@@ -270,8 +272,7 @@ func TestSinkAlterRefusedWhileAnotherMemberConsumes(t *testing.T) {
 }
 
 func TestSinkAlterUnknownPartition(t *testing.T) {
-	e := kafkatest.Start(t, "sinkunknown")
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	e, co := startOffsets(t, "sinkunknown")
 	conn := kafkatest.Unique("sink")
 	topic := makeTopic(t, e, "in", 1)
 	err := co.AlterSinkOffsets(ctxFor(t), conn, []offsets.SinkOffset{

@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/topics"
 )
 
@@ -23,13 +26,7 @@ func compacted() map[string]*string {
 func startStore(t *testing.T, opts []kgo.Opt) *SourceStore {
 	t.Helper()
 	s, err := NewSourceStore(opts, offsetsTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	if err := s.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, testCtx(t), s, err)
 	return s
 }
 
@@ -43,8 +40,8 @@ func mustOffset(t *testing.T, s *SourceStore, connector string, partition map[st
 }
 
 func TestSourceStoreRoundTrip(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, offsetsTopic, 5, compacted())
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, offsetsTopic, 5, compacted())
 	s := startStore(t, opts)
 
 	fileA := map[string]any{"filename": "/data/a.txt"}
@@ -111,11 +108,11 @@ func TestSourceStoreRoundTrip(t *testing.T) {
 // order finds them, and a new write replaces the same record key so that
 // compaction and partitioning treat it as the same source partition.
 func TestSourceStoreFindsConnectKey(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, offsetsTopic, 5, compacted())
-	prod := newProducer(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, offsetsTopic, 5, compacted())
+	prod := kafkatest.NewClient(t, opts)
 	connectKey := []byte(`["jdbc",{"table":"users","db":"prod","shard":3}]`)
-	produce(t, prod, &kgo.Record{Topic: offsetsTopic, Key: connectKey, Value: []byte(`{"id":1234,"ts":1.5}`)})
+	kafkatest.Produce(t, prod, &kgo.Record{Topic: offsetsTopic, Key: connectKey, Value: []byte(`{"id":1234,"ts":1.5}`)})
 
 	s := startStore(t, opts)
 	part := map[string]any{"shard": 3, "db": "prod", "table": "users"}
@@ -154,22 +151,22 @@ func TestSourceStoreFindsConnectKey(t *testing.T) {
 }
 
 func TestSourceStoreSkipsUnreadableRecords(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, offsetsTopic, 1, compacted())
-	prod := newProducer(t, opts)
-	produce(t, prod,
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, offsetsTopic, 1, compacted())
+	prod := kafkatest.NewClient(t, opts)
+	kafkatest.Produce(t, prod,
 		&kgo.Record{Topic: offsetsTopic, Key: []byte(`not json`), Value: []byte(`{"a":1}`)},
 		&kgo.Record{Topic: offsetsTopic, Key: []byte(`["fs",{"f":"x"}]`), Value: []byte(`[1,2]`)},
 		&kgo.Record{Topic: offsetsTopic, Key: []byte(`["fs"]`), Value: []byte(`{"a":1}`)},
 		&kgo.Record{Topic: offsetsTopic, Key: []byte(`["fs",{"f":"y"}]`), Value: []byte(`{"position":7}`)},
 	)
-	var logs strings.Builder
+	var logs testutil.LogBuffer
 	s, err := NewSourceStore(opts, offsetsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.SetLogger(zerologTo(&logs))
+	s.SetLogger(zerolog.New(&logs))
 	if err := s.Start(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +185,7 @@ func TestSourceStoreSurvivesBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	makeTopic(t, opts, offsetsTopic, 3, compacted())
+	kafkatest.CreateTopic(t, opts, offsetsTopic, 3, compacted())
 	s, err := NewSourceStore(opts, offsetsTopic)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +224,7 @@ func TestSourceStoreSurvivesBrokerRestart(t *testing.T) {
 // Invariant 1: an offset Kafka did not acknowledge is never reported as
 // committed; the write fails within its deadline and stays invisible.
 func TestSourceStoreWriteHonoursDeadline(t *testing.T) {
-	s, err := NewSourceStore([]kgo.Opt{kgo.SeedBrokers(closedAddr(t))}, offsetsTopic)
+	s, err := NewSourceStore([]kgo.Opt{kgo.SeedBrokers(testutil.ClosedAddr(t))}, offsetsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +252,8 @@ func TestSourceStoreWriteHonoursDeadline(t *testing.T) {
 // The tailer may still be reading older records of a partition when a Write
 // returns; they must not undo the write that Offset already shows.
 func TestSourceStoreLaggingTailerDoesNotUndoWrite(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, offsetsTopic, 3, compacted())
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, offsetsTopic, 3, compacted())
 	s := startStore(t, opts)
 	// Hold the tailer back so that it has not read the writes below.
 	s.t.Client().PauseFetchTopics(offsetsTopic)

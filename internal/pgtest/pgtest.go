@@ -142,16 +142,23 @@ func (s *Server) NewDatabase(tb testing.TB, name string) string {
 // Exec runs one statement in this Server's database.
 func (s *Server) Exec(tb testing.TB, sql string, args ...any) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, s.URL())
-	if err != nil {
-		tb.Fatalf("pgtest: connect: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+	if err := execOn(s.URL(), sql, args...); err != nil {
 		tb.Fatalf("pgtest: %s: %v", sql, err)
 	}
+}
+
+// execOn runs one statement on a connection of its own to url, within a
+// minute.
+func execOn(url, sql string, args ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql, args...)
+	return err
 }
 
 // Conn opens a connection to this Server's database, closed in tb.Cleanup.
@@ -251,14 +258,7 @@ func dbName(hint string) string {
 func (s *Server) createDatabase(tb testing.TB, hint string) string {
 	tb.Helper()
 	name := dbName(hint)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, s.adminURL())
-	if err != nil {
-		tb.Fatalf("pgtest: connect: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := execOn(s.adminURL(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		tb.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	tb.Cleanup(func() { s.dropDatabase(tb, name) })
@@ -271,16 +271,8 @@ func (s *Server) dropDatabase(tb testing.TB, name string) {
 		// (shared servers are restarted for the next test without it).
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, s.adminURL())
-	if err != nil {
-		tb.Logf("pgtest: drop database %s: %v", name, err)
-		return
-	}
-	defer conn.Close(context.Background())
 	// WITH (FORCE) ends sessions a test left open (PostgreSQL 13 and later).
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+	if err := execOn(s.adminURL(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		tb.Logf("pgtest: drop database %s: %v", name, err)
 	}
 }

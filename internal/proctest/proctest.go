@@ -1,8 +1,8 @@
 // Package proctest runs the real sluice binary as child processes for the
 // suites that test it from the outside: package test, the chaos run in
 // test/chaos and the failover benchmark in bench. It builds the binary,
-// starts and stops the children, picks loopback ports for them and talks
-// HTTP to their REST API.
+// starts and stops the children, picks loopback ports for them, talks
+// HTTP to their REST API and compares where their tasks run.
 //
 // It is an ordinary package rather than a _test.go file because test files
 // cannot be imported across packages, and under internal/ because nothing
@@ -122,13 +122,19 @@ func Tail(path string, n int) string {
 // of the suite (a benchmark's status poll must not hang long, a test on a
 // loaded machine may wait).
 func Send(client *http.Client, method, url, body string) (int, []byte, error) {
+	code, _, b, err := Do(client, method, url, body)
+	return code, b, err
+}
+
+// Do is Send that also returns the response headers.
+func Do(client *http.Client, method, url, body string) (int, http.Header, []byte, error) {
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, url, r)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -136,9 +142,32 @@ func Send(client *http.Client, method, url, body string) (int, []byte, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	return resp.StatusCode, resp.Header, b, err
+}
+
+// WaitHealthy polls GET /health on the REST address rest every interval
+// until it answers 200. Before each poll it calls alive, which should end
+// the test if the process died. It returns an error naming the last answer
+// if 200 does not come within timeout.
+func WaitHealthy(client *http.Client, rest string, timeout, interval time.Duration, alive func()) error {
+	deadline := time.Now().Add(timeout)
+	last := "no answer yet"
+	for time.Now().Before(deadline) {
+		alive()
+		code, body, err := Send(client, "GET", "http://"+rest+"/health", "")
+		if err == nil && code == http.StatusOK {
+			return nil
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = fmt.Sprintf("%d %s", code, body)
+		}
+		time.Sleep(interval)
+	}
+	return fmt.Errorf("GET /health not 200 within %v (last: %s)", timeout, last)
 }

@@ -1,50 +1,25 @@
 package rest_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-// levelsBackend is a worker's registry over the real config log, with the
-// cluster-wide writes recorded.
-type levelsBackend struct {
-	*loglevel.Registry
-	configs *state.ConfigLog
-
-	mu     sync.Mutex
-	writes []state.LoggerLevel
-}
-
-func (b *levelsBackend) PutLoggerLevel(ctx context.Context, namespace, level string) error {
-	b.mu.Lock()
-	b.writes = append(b.writes, state.LoggerLevel{Namespace: namespace, Level: level})
-	b.mu.Unlock()
-	return b.configs.PutLoggerLevel(ctx, namespace, level)
-}
-
-func (b *levelsBackend) written() []state.LoggerLevel {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]state.LoggerLevel(nil), b.writes...)
-}
 
 type levelsServer struct {
 	url     string
-	backend *levelsBackend
-	log     *syncBuffer
+	backend *controltest.LoggersBackend
+	log     *testutil.LogBuffer
 }
 
 // newLevelsServer serves the REST API as a worker does: the handler's own
@@ -52,22 +27,10 @@ type levelsServer struct {
 func newLevelsServer(t *testing.T) *levelsServer {
 	t.Helper()
 	env := controltest.NewEnv(t)
-	var buf syncBuffer
+	var buf testutil.LogBuffer
 	clock := time.UnixMilli(1700000000123)
 	reg := loglevel.New(zerolog.New(&buf), loglevel.Options{Root: zerolog.InfoLevel, Now: func() time.Time { return clock }})
-	b := &levelsBackend{Registry: reg, configs: env.Configs.ConfigLog}
-	env.Configs.OnLoggerLevel(func(l state.LoggerLevel) {
-		if lvl, err := loglevel.ParseLevel(l.Level); err == nil {
-			reg.Set(l.Namespace, lvl)
-		}
-	})
-	c, err := control.New(control.Options{
-		Configs: env.Configs, Statuses: env.Statuses, Plugins: controltest.Registry(),
-		Ready: env.Ready.Get, WriteTimeout: 10 * time.Second, Loggers: b,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, b := env.LoggersController(t, reg)
 	ts := httptest.NewServer(rest.NewHandler(c, reg.Logger(loglevel.REST)))
 	t.Cleanup(ts.Close)
 	return &levelsServer{url: ts.URL, backend: b, log: &buf}
@@ -125,7 +88,7 @@ func TestLoggersPutWorkerScope(t *testing.T) {
 	if !strings.Contains(s.log.String(), `"scope":"galaxy"`) {
 		t.Fatalf("no warning about the scope:\n%s", s.log.String())
 	}
-	if w := s.backend.written(); len(w) != 0 {
+	if w := s.backend.Written(); len(w) != 0 {
 		t.Fatalf("worker scope wrote to the config topic: %v", w)
 	}
 }
@@ -136,7 +99,7 @@ func TestLoggersPutClusterScope(t *testing.T) {
 	if r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("PUT scope=cluster: %d %q; want 204 without a body", r.code, r.body)
 	}
-	if w := s.backend.written(); !reflect.DeepEqual(w, []state.LoggerLevel{{Namespace: "sluice.actors", Level: "TRACE"}}) {
+	if w := s.backend.Written(); !reflect.DeepEqual(w, []state.LoggerLevel{{Namespace: "sluice.actors", Level: "TRACE"}}) {
 		t.Fatalf("written %v", w)
 	}
 	r = do(t, "GET", s.url+"/admin/loggers/sluice.actors", "")
@@ -167,7 +130,7 @@ func TestLoggersPutBadRequests(t *testing.T) {
 			t.Errorf("unknown level: message %q", msg)
 		}
 	}
-	if w := s.backend.written(); len(w) != 0 {
+	if w := s.backend.Written(); len(w) != 0 {
 		t.Fatalf("a refused request was written: %v", w)
 	}
 	if all := do(t, "GET", s.url+"/admin/loggers", "").object(t); len(all) != 1 {

@@ -11,32 +11,25 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // offsetsServer serves the REST API over a control.API with the real
 // offsets backend on one broker.
 type offsetsServer struct {
-	env *kafkatest.Env
+	env *storetest.Env
 	url string
 }
 
 func newOffsetsServer(t *testing.T) *offsetsServer {
 	t.Helper()
-	e := kafkatest.Start(t, "restoffs")
-	c, err := control.New(control.Options{
-		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		Offsets:      offsets.NewConnectorOffsets(e.Offsets, e.Admin),
-		WriteTimeout: 15 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(rest.NewHandler(c, zerolog.Nop()))
+	e := storetest.Start(t, "restoffs")
+	ts := httptest.NewServer(rest.NewHandler(controltest.OffsetsController(t, e.Configs, e.Statuses, e.Offsets, e.Admin), zerolog.Nop()))
 	t.Cleanup(ts.Close)
 	return &offsetsServer{env: e, url: ts.URL}
 }
@@ -52,12 +45,7 @@ func (s *offsetsServer) create(t *testing.T, cfg map[string]string, initial stri
 	return name, s.url + "/connectors/" + name + "/offsets"
 }
 
-func ctxT(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxT(t *testing.T) context.Context { return testutil.Context(t, 20*time.Second) }
 
 func wantOK(t *testing.T, r response, want any) {
 	t.Helper()

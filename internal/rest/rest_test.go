@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 type server struct {
@@ -570,27 +569,9 @@ func TestValidateEndpoint(t *testing.T) {
 	wantError(t, do(t, "PUT", s.url+"/connector-plugins/TestSource/config/validate", `{"a":`), 400)
 }
 
-// syncBuffer is a log sink the handler writes from server goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRequestsAreLoggedAtDebug(t *testing.T) {
 	env := controltest.NewEnv(t)
-	var buf syncBuffer
+	var buf testutil.LogBuffer
 	ts := httptest.NewServer(rest.NewHandler(env.C, zerolog.New(&buf).Level(zerolog.DebugLevel)))
 	defer ts.Close()
 	do(t, "GET", ts.URL+"/connectors/nope", "")

@@ -4,11 +4,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
@@ -19,18 +17,9 @@ import (
 func newTopicsServer(t *testing.T, tracking state.TopicTracking) *server {
 	t.Helper()
 	env := controltest.NewEnv(t)
-	env.Statuses.SetTopicTracking(tracking)
-	c, err := control.New(control.Options{
-		Configs: env.Configs, Statuses: env.Statuses, Plugins: controltest.Registry(),
-		WorkerID: "w1:8083", Ready: env.Ready.Get, WriteTimeout: 10 * time.Second,
-		Topics: env.Statuses,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(rest.NewHandler(c, zerolog.Nop()))
+	env.C = env.TopicsController(t, tracking)
+	ts := httptest.NewServer(rest.NewHandler(env.C, zerolog.Nop()))
 	t.Cleanup(ts.Close)
-	env.C = c
 	return &server{Env: env, url: ts.URL}
 }
 

@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,21 +11,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/topics"
 )
-
-func startConfigLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *ConfigLog {
-	t.Helper()
-	c, err := NewConfigLog(opts, configTopic, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	if err := c.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // rawValues reads the config topic with a plain tailer: key -> latest value.
 func rawValues(t *testing.T, opts []kgo.Opt) map[string]string {
@@ -136,13 +124,13 @@ func TestConfigLogPutAndDelete(t *testing.T) {
 // Invariant 6: task configs become visible only together with their commit.
 func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 	opts := newCluster(t)
-	var logs logBuffer
-	c := startConfigLog(t, opts, logs.logger())
+	var logs testutil.LogBuffer
+	c := startConfigLog(t, opts, zerolog.New(&logs))
 	ctx := testCtx(t)
 	if err := c.PutConnectorConfig(ctx, "x", map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
-	raw := newClient(t, opts)
+	raw := kafkatest.NewClient(t, opts)
 	task := func(n int, v string) *kgo.Record {
 		return &kgo.Record{Topic: configTopic, Key: []byte("task-x-" + string(rune('0'+n))), Value: []byte(`{"properties":{"v":"` + v + `"}}`)}
 	}
@@ -150,7 +138,7 @@ func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 		return &kgo.Record{Topic: configTopic, Key: []byte("commit-x"), Value: []byte(`{"tasks":` + string(rune('0'+n)) + `}`)}
 	}
 
-	produce(t, raw, task(0, "a0"), task(1, "a1"))
+	kafkatest.Produce(t, raw, task(0, "a0"), task(1, "a1"))
 	if err := c.t.WaitForEnd(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +150,7 @@ func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 		t.Fatalf("a fresh reader sees uncommitted task configs: %v", got)
 	}
 
-	produce(t, raw, commit(2))
+	kafkatest.Produce(t, raw, commit(2))
 	if err := c.t.WaitForEnd(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +161,7 @@ func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 
 	// A new generation whose task 1 never arrived: the commit is ignored
 	// whole, the previous tasks stay, and no mix of old and new shows.
-	produce(t, raw, task(0, "b0"), commit(2))
+	kafkatest.Produce(t, raw, task(0, "b0"), commit(2))
 	if err := c.t.WaitForEnd(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +173,7 @@ func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 	}
 	// Task records read before an ignored commit do not count for the
 	// next one: this commit has task 1 but not task 0 since the last.
-	produce(t, raw, task(1, "c1"), commit(2))
+	kafkatest.Produce(t, raw, task(1, "c1"), commit(2))
 	if err := c.t.WaitForEnd(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +181,7 @@ func TestConfigLogTaskConfigsOnlyWithCommit(t *testing.T) {
 		t.Fatalf("commit completed by records from before the last commit: %v", got)
 	}
 
-	produce(t, raw, task(0, "d0"), task(1, "d1"), task(2, "d2"), commit(3))
+	kafkatest.Produce(t, raw, task(0, "d0"), task(1, "d1"), task(2, "d2"), commit(3))
 	if err := c.t.WaitForEnd(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -251,8 +239,8 @@ func TestConfigLogSecondInstanceConverges(t *testing.T) {
 
 func TestConfigLogSkipsUnparseableRecords(t *testing.T) {
 	opts := newCluster(t)
-	raw := newClient(t, opts)
-	produce(t, raw,
+	raw := kafkatest.NewClient(t, opts)
+	kafkatest.Produce(t, raw,
 		&kgo.Record{Topic: configTopic, Key: []byte("connector-ok"), Value: []byte(`{"properties":{"a":"1","n":5,"b":true,"z":null}}`)},
 		&kgo.Record{Topic: configTopic, Key: []byte("connector-bad"), Value: []byte(`{not json`)},
 		&kgo.Record{Topic: configTopic, Key: []byte("target-state-ok"), Value: []byte(`{"state":"NAPPING"}`)},
@@ -262,8 +250,8 @@ func TestConfigLogSkipsUnparseableRecords(t *testing.T) {
 		&kgo.Record{Topic: configTopic, Key: []byte("session-key"), Value: []byte(`{"key":"abc"}`)},
 		&kgo.Record{Topic: configTopic, Key: []byte("target-state-ok"), Value: []byte(`{"state":"PAUSED"}`)},
 	)
-	var logs logBuffer
-	c := startConfigLog(t, opts, logs.logger())
+	var logs testutil.LogBuffer
+	c := startConfigLog(t, opts, zerolog.New(&logs))
 	s := c.Snapshot()
 	if s.Offset != 8 {
 		t.Fatalf("Offset %d, want 8", s.Offset)
@@ -370,24 +358,12 @@ func TestConfigLogPutWaitsForReadBack(t *testing.T) {
 }
 
 func TestConfigLogUnreachableBroker(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	c, err := NewConfigLog([]kgo.Opt{kgo.SeedBrokers(addr)}, configTopic, zerolog.Nop())
+	c, err := NewConfigLog([]kgo.Opt{kgo.SeedBrokers(testutil.ClosedAddr(t))}, configTopic, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err = c.Start(ctx)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("Start took %v with a 600ms deadline", took)
-	}
+	err = kafkatest.StartWithin(t, c, 600*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "config topic") || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("Start against a closed port: %v", err)
 	}

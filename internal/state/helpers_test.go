@@ -2,16 +2,14 @@ package state
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/topics"
 )
 
@@ -20,25 +18,14 @@ const (
 	statusTopic = "c-status"
 )
 
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t *testing.T) context.Context { return testutil.Context(t, 20*time.Second) }
 
 // newCluster starts a broker with the config and status topics, created by
 // the code that creates them for a worker.
 func newCluster(t *testing.T) []kgo.Opt {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	cl := newClient(t, opts)
-	err = topics.EnsureTopics(testCtx(t), kadm.NewClient(cl),
+	_, opts := kafkatest.NewCluster(t)
+	err := topics.EnsureTopics(testCtx(t), kafkatest.NewAdmin(t, opts),
 		topics.TopicSpec{Name: configTopic, Partitions: 1, ReplicationFactor: -1, Compact: true},
 		topics.TopicSpec{Name: statusTopic, Partitions: 5, ReplicationFactor: -1, Compact: true},
 	)
@@ -48,40 +35,24 @@ func newCluster(t *testing.T) []kgo.Opt {
 	return opts
 }
 
-func newClient(t *testing.T, opts []kgo.Opt) *kgo.Client {
+// startConfigLog starts a config log, read to its end, that closes with
+// the test; likewise startStatusLog.
+func startConfigLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *ConfigLog {
 	t.Helper()
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	c, err := NewConfigLog(opts, configTopic, log)
+	kafkatest.StartStore(t, testCtx(t), c, err)
+	return c
 }
 
-func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
+func startStatusLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *StatusLog {
 	t.Helper()
-	if err := cl.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	s, err := NewStatusLog(opts, statusTopic, log)
+	kafkatest.StartStore(t, testCtx(t), s, err)
+	return s
 }
 
-// logBuffer is a log destination the tailer goroutine writes to while the
-// test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+// twoStatusLogs starts the status logs of two workers.
+func twoStatusLogs(t *testing.T, opts []kgo.Opt) (*StatusLog, *StatusLog) {
+	t.Helper()
+	return startStatusLog(t, opts, zerolog.Nop()), startStatusLog(t, opts, zerolog.Nop())
 }
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuffer) logger() zerolog.Logger { return zerolog.New(l) }

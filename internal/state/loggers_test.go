@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -61,8 +63,8 @@ func startWithLevels(t *testing.T, opts []kgo.Opt, log zerolog.Logger) (*ConfigL
 func TestConfigLogLoggerLevels(t *testing.T) {
 	opts := newCluster(t)
 	ctx := testCtx(t)
-	var logs logBuffer
-	a, recA := startWithLevels(t, opts, logs.logger())
+	var logs testutil.LogBuffer
+	a, recA := startWithLevels(t, opts, zerolog.New(&logs))
 
 	if err := a.PutLoggerLevel(ctx, "sluice.actors", "DEBUG"); err != nil {
 		t.Fatal(err)
@@ -109,11 +111,11 @@ func TestConfigLogLoggerLevels(t *testing.T) {
 // arrive.
 func TestConfigLogBadLoggerLevels(t *testing.T) {
 	opts := newCluster(t)
-	var logs logBuffer
-	c, rec := startWithLevels(t, opts, logs.logger())
-	cl := newClient(t, opts)
+	var logs testutil.LogBuffer
+	c, rec := startWithLevels(t, opts, zerolog.New(&logs))
+	cl := kafkatest.NewClient(t, opts)
 	key := []byte("logger-cluster-x")
-	produce(t, cl,
+	kafkatest.Produce(t, cl,
 		&kgo.Record{Topic: configTopic, Key: key},
 		&kgo.Record{Topic: configTopic, Key: key, Value: []byte(`{"level":5}`)},
 		&kgo.Record{Topic: configTopic, Key: key, Value: []byte(`{"lvl":"DEBUG"}`)},

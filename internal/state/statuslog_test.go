@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,20 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-func startStatusLog(t *testing.T, opts []kgo.Opt, log zerolog.Logger) *StatusLog {
-	t.Helper()
-	s, err := NewStatusLog(opts, statusTopic, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	if err := s.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func flushAndRead(t *testing.T, writer *StatusLog, readers ...*StatusLog) {
 	t.Helper()
@@ -48,8 +36,7 @@ func statusRecord(key string, st Status) *kgo.Record {
 
 func TestStatusLogPutIsVisibleAtOnceAndToOthers(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 
 	run := Status{State: StateRunning, WorkerID: "w1:8083", Generation: 3}
 	a.PutConnector("my-conn", run)
@@ -85,9 +72,8 @@ func TestStatusLogPutIsVisibleAtOnceAndToOthers(t *testing.T) {
 
 func TestStatusLogGenerationRule(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
-	raw := newClient(t, opts)
+	a, b := twoStatusLogs(t, opts)
+	raw := kafkatest.NewClient(t, opts)
 	id := connectors.TaskID{Connector: "c", Task: 0}
 
 	newer := Status{State: StateRunning, WorkerID: "w2", Generation: 5}
@@ -103,7 +89,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 	}
 	// Even written straight to the topic (by a worker that had not read
 	// the newer status yet), it does not replace the newer one.
-	produce(t, raw, statusRecord("status-task-c-0", stale))
+	kafkatest.Produce(t, raw, statusRecord("status-task-c-0", stale))
 	flushAndRead(t, a, a, b)
 	if got := b.Tasks("c")[0]; got != newer {
 		t.Fatalf("older generation from another worker replaced the status: %+v", got)
@@ -115,7 +101,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 	// The same worker may report with any generation (it is the one
 	// running the task).
 	same := Status{State: StateFailed, Trace: "t", WorkerID: "w2", Generation: 1}
-	produce(t, raw, statusRecord("status-task-c-0", same))
+	kafkatest.Produce(t, raw, statusRecord("status-task-c-0", same))
 	flushAndRead(t, a, a, b)
 	if got := a.Tasks("c")[0]; got != same {
 		t.Fatalf("same worker, lower generation: %+v", got)
@@ -136,8 +122,7 @@ func TestStatusLogGenerationRule(t *testing.T) {
 
 func TestStatusLogDeleteConnector(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 	run := Status{State: StateRunning, WorkerID: "w1", Generation: 1}
 	a.PutConnector("gone", run)
 	a.PutConnector("kept", run)
@@ -164,16 +149,16 @@ func TestStatusLogDeleteConnector(t *testing.T) {
 
 func TestStatusLogSkipsUnparseableRecords(t *testing.T) {
 	opts := newCluster(t)
-	raw := newClient(t, opts)
-	produce(t, raw,
+	raw := kafkatest.NewClient(t, opts)
+	kafkatest.Produce(t, raw,
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-connector-x"), Value: []byte(`{"state":"RUNNING","trace":null,"worker_id":"w","generation":2}`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-connector-y"), Value: []byte(`garbage`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-task-x-zero"), Value: []byte(`{"state":"RUNNING"}`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-task-x-1"), Value: []byte(`{"worker_id":"w"}`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t:connector-x"), Value: []byte(`{"topic":{}}`)},
 	)
-	var logs logBuffer
-	s := startStatusLog(t, opts, logs.logger())
+	var logs testutil.LogBuffer
+	s := startStatusLog(t, opts, zerolog.New(&logs))
 	if st, ok := s.Connector("x"); !ok || st != (Status{State: StateRunning, WorkerID: "w", Generation: 2}) {
 		t.Fatalf("Connect-written status: %+v %v", st, ok)
 	}
@@ -192,13 +177,7 @@ func TestStatusLogSkipsUnparseableRecords(t *testing.T) {
 }
 
 func TestStatusLogPutNeverBlocksAndFlushReportsFailures(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s, err := NewStatusLog([]kgo.Opt{kgo.SeedBrokers(addr)}, statusTopic, zerolog.Nop())
+	s, err := NewStatusLog([]kgo.Opt{kgo.SeedBrokers(testutil.ClosedAddr(t))}, statusTopic, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +238,7 @@ func TestStatusLogOwnPutWinsOverLaggingTailer(t *testing.T) {
 	opts := newCluster(t)
 	s := startStatusLog(t, opts, zerolog.Nop())
 	earlier := statusRecord("status-task-c-0", Status{State: StateUnassigned, WorkerID: "w", Generation: 2})
-	produce(t, newClient(t, opts), earlier)
+	kafkatest.Produce(t, kafkatest.NewClient(t, opts), earlier)
 	if err := s.t.WaitForEnd(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,13 +14,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // statusRecords reads every record of the status topic, in offset order
 // per partition, up to the end it has now.
 func statusRecords(t *testing.T, opts []kgo.Opt) []*kgo.Record {
 	t.Helper()
-	ends, err := kadm.NewClient(newClient(t, opts)).ListEndOffsets(testCtx(t), statusTopic)
+	ends, err := kadm.NewClient(kafkatest.NewClient(t, opts)).ListEndOffsets(testCtx(t), statusTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func statusRecords(t *testing.T, opts []kgo.Opt) []*kgo.Record {
 			want[o.Partition] = o.Offset
 		}
 	})
-	cl := newClient(t, append(append([]kgo.Opt{}, opts...), kgo.ConsumeTopics(statusTopic),
+	cl := kafkatest.NewClient(t, append(append([]kgo.Opt{}, opts...), kgo.ConsumeTopics(statusTopic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond)))
 	var out []*kgo.Record
 	for len(want) > 0 {
@@ -119,8 +120,7 @@ func TestParseTopicTracking(t *testing.T) {
 // to other workers once read.
 func TestRecordActiveTopic(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 
 	before := time.Now().UnixMilli()
 	a.RecordActiveTopic("c", 2, "orders")
@@ -182,8 +182,8 @@ func TestRecordActiveTopic(t *testing.T) {
 // the epoch, so tasks record it again; bad records are skipped, logged.
 func TestActiveTopicsReadFromTheTopic(t *testing.T) {
 	opts := newCluster(t)
-	raw := newClient(t, opts)
-	produce(t, raw,
+	raw := kafkatest.NewClient(t, opts)
+	kafkatest.Produce(t, raw,
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t1:connector-c"),
 			Value: []byte(`{"topic":{"name":"t1","connector":"c","task":0,"discoverTimestamp":1700000000000}}`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t2:connector-c"),
@@ -192,8 +192,8 @@ func TestActiveTopicsReadFromTheTopic(t *testing.T) {
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t4:connector-c"), Value: []byte(`{"state":"RUNNING"}`)},
 		&kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t5-c"), Value: []byte(`{"topic":{}}`)},
 	)
-	var logs logBuffer
-	s := startStatusLog(t, opts, logs.logger())
+	var logs testutil.LogBuffer
+	s := startStatusLog(t, opts, zerolog.New(&logs))
 	if got := s.ActiveTopics("c"); !reflect.DeepEqual(got, []string{"t1", "t2"}) {
 		t.Fatalf("topics read: %v", got)
 	}
@@ -212,12 +212,12 @@ func TestActiveTopicsReadFromTheTopic(t *testing.T) {
 
 	epoch := s.ActiveTopicsEpoch()
 	// A tombstone of a topic not recorded changes nothing.
-	produce(t, raw, &kgo.Record{Topic: statusTopic, Key: []byte("status-topic-nope:connector-c")})
+	kafkatest.Produce(t, raw, &kgo.Record{Topic: statusTopic, Key: []byte("status-topic-nope:connector-c")})
 	flushAndRead(t, s)
 	if s.ActiveTopicsEpoch() != epoch {
 		t.Fatal("a tombstone of an unknown topic moved the epoch")
 	}
-	produce(t, raw, &kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t1:connector-c")})
+	kafkatest.Produce(t, raw, &kgo.Record{Topic: statusTopic, Key: []byte("status-topic-t1:connector-c")})
 	flushAndRead(t, s)
 	if got := s.ActiveTopics("c"); !reflect.DeepEqual(got, []string{"t2"}) {
 		t.Fatalf("after a tombstone: %v", got)
@@ -229,8 +229,7 @@ func TestActiveTopicsReadFromTheTopic(t *testing.T) {
 
 func TestResetActiveTopics(t *testing.T) {
 	opts := newCluster(t)
-	a := startStatusLog(t, opts, zerolog.Nop())
-	b := startStatusLog(t, opts, zerolog.Nop())
+	a, b := twoStatusLogs(t, opts)
 	for _, topic := range []string{"t1", "t2", "t3"} {
 		a.RecordActiveTopic("c", 0, topic)
 	}
@@ -324,13 +323,7 @@ func TestDeleteConnectorForgetsActiveTopics(t *testing.T) {
 // A record that cannot be written never blocks the caller, is dropped from
 // the local view, and tasks are told to record again after a delay.
 func TestRecordActiveTopicFailureIsForgottenAndRetried(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s, err := NewStatusLog([]kgo.Opt{kgo.SeedBrokers(addr)}, statusTopic, zerolog.Nop())
+	s, err := NewStatusLog([]kgo.Opt{kgo.SeedBrokers(testutil.ClosedAddr(t))}, statusTopic, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -26,8 +27,8 @@ func cleanupPolicy(t *testing.T, adm *kadm.Client, topic string) string {
 }
 
 func TestEnsureTopicsCreates(t *testing.T) {
-	_, opts := newCluster(t)
-	adm := newAdmin(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	adm := kafkatest.NewAdmin(t, opts)
 	specs := []TopicSpec{
 		{Name: "c-configs", Partitions: 1, ReplicationFactor: -1, Compact: true},
 		{Name: "c-offsets", Partitions: 25, ReplicationFactor: 1, Compact: true},
@@ -38,7 +39,7 @@ func TestEnsureTopicsCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fresh client: adm's metadata cache remembers the topics as missing.
-	details, err := newAdmin(t, opts).ListTopics(testCtx(t), "c-configs", "c-offsets", "c-status", "c-plain")
+	details, err := kafkatest.NewAdmin(t, opts).ListTopics(testCtx(t), "c-configs", "c-offsets", "c-status", "c-plain")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +63,12 @@ func TestEnsureTopicsCreates(t *testing.T) {
 }
 
 func TestEnsureTopicsRefusesWrongExisting(t *testing.T) {
-	_, opts := newCluster(t)
-	adm := newAdmin(t, opts)
-	makeTopic(t, opts, "x-configs", 3, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
-	makeTopic(t, opts, "x-status", 5, map[string]*string{"cleanup.policy": kadm.StringPtr("delete")})
-	makeTopic(t, opts, "x-offsets", 10, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
-	makeTopic(t, opts, "x-mixed", 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact,delete")})
+	_, opts := kafkatest.NewCluster(t)
+	adm := kafkatest.NewAdmin(t, opts)
+	kafkatest.CreateTopic(t, opts, "x-configs", 3, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
+	kafkatest.CreateTopic(t, opts, "x-status", 5, map[string]*string{"cleanup.policy": kadm.StringPtr("delete")})
+	kafkatest.CreateTopic(t, opts, "x-offsets", 10, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
+	kafkatest.CreateTopic(t, opts, "x-mixed", 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact,delete")})
 
 	err := EnsureTopics(testCtx(t), adm, TopicSpec{Name: "x-configs", Partitions: 1, ReplicationFactor: -1, Compact: true})
 	var te *TopicError
@@ -95,7 +96,7 @@ func TestEnsureTopicsRefusesWrongExisting(t *testing.T) {
 	if !errors.As(err, &te) || te.Topic != "x-new" || !errors.Is(err, ErrReplicationFactor) {
 		t.Fatalf("replication factor 3 on 1 broker: got %v, want ErrReplicationFactor for x-new", err)
 	}
-	if d, _ := newAdmin(t, opts).ListTopics(testCtx(t), "x-new"); d["x-new"].Err == nil {
+	if d, _ := kafkatest.NewAdmin(t, opts).ListTopics(testCtx(t), "x-new"); d["x-new"].Err == nil {
 		t.Fatal("x-new was created despite the refused replication factor")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -76,24 +78,18 @@ func produceSeq(t *testing.T, cl *kgo.Client, topic string, from, to int) {
 		key := fmt.Sprintf("k%d", i%7)
 		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(key), Value: fmt.Appendf(nil, "%s %d", key, i)})
 	}
-	produce(t, cl, recs...)
+	kafkatest.Produce(t, cl, recs...)
 }
 
 func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "tail", 3, nil)
-	prod := newProducer(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "tail", 3, nil)
+	prod := kafkatest.NewClient(t, opts)
 	produceSeq(t, prod, "tail", 0, 300)
 
 	rec := newRecorder()
 	tl, err := NewTailer(opts, "tail", rec.apply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	if err := tl.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, testCtx(t), tl, err)
 	if n := rec.count(); n != 300 {
 		t.Fatalf("after Start: applied %d records, want 300", n)
 	}
@@ -114,13 +110,7 @@ func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
 	// A new tailer (a restarted worker) reads everything again.
 	rec2 := newRecorder()
 	tl2, err := NewTailer(opts, "tail", rec2.apply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl2.Close()
-	if err := tl2.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, testCtx(t), tl2, err)
 	if n := rec2.count(); n != 450 {
 		t.Fatalf("restarted tailer applied %d records, want 450", n)
 	}
@@ -128,8 +118,8 @@ func TestTailerWaitForEndAcrossPartitionsAndRestart(t *testing.T) {
 }
 
 func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "empty", 2, nil)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "empty", 2, nil)
 	rec := newRecorder()
 	tl, err := NewTailer(opts, "empty", rec.apply)
 	if err != nil {
@@ -143,13 +133,9 @@ func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
 	go func() { errc <- tl.WaitPosition(testCtx(t), 0, 5) }()
 	time.Sleep(50 * time.Millisecond)
 	tl.Close()
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "closed") {
-			t.Fatalf("wait on a closed tailer: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not unblock WaitPosition")
+	err = testutil.Receive(t, errc, 5*time.Second, "Close did not unblock WaitPosition")
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("wait on a closed tailer: %v", err)
 	}
 }
 
@@ -157,15 +143,15 @@ func TestTailerEmptyTopicAndCloseUnblocksWaiters(t *testing.T) {
 // ends with one must still count as read to its end, and records of an
 // aborted transaction must never be applied.
 func TestTailerTransactionalTail(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "txn", 1, nil)
-	tx := newProducer(t, opts, kgo.TransactionalID("tx-1"))
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "txn", 1, nil)
+	tx := kafkatest.NewClient(t, opts, kgo.TransactionalID("tx-1"))
 	ctx := testCtx(t)
 	for i, commit := range []bool{true, false, true} {
 		if err := tx.BeginTransaction(); err != nil {
 			t.Fatal(err)
 		}
-		produce(t, tx, &kgo.Record{Topic: "txn", Key: []byte("k"), Value: fmt.Appendf(nil, "k %d", i)})
+		kafkatest.Produce(t, tx, &kgo.Record{Topic: "txn", Key: []byte("k"), Value: fmt.Appendf(nil, "k %d", i)})
 		if err := tx.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
 			t.Fatal(err)
 		}
@@ -190,9 +176,9 @@ func TestTailerTransactionalTail(t *testing.T) {
 }
 
 func TestTailerApplyPanicDoesNotStall(t *testing.T) {
-	_, opts := newCluster(t)
-	makeTopic(t, opts, "p", 1, nil)
-	prod := newProducer(t, opts)
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "p", 1, nil)
+	prod := kafkatest.NewClient(t, opts)
 	produceSeq(t, prod, "p", 0, 3)
 	var applied []string
 	tl, err := NewTailer(opts, "p", func(r *kgo.Record) {
@@ -217,19 +203,13 @@ func TestTailerApplyPanicDoesNotStall(t *testing.T) {
 }
 
 func TestTailerUnreachableBrokerFailsWithinDeadline(t *testing.T) {
-	addr := closedAddr(t)
+	addr := testutil.ClosedAddr(t)
 	tl, err := NewTailer([]kgo.Opt{kgo.SeedBrokers(addr)}, "t", func(*kgo.Record) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err = tl.Start(ctx)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("Start took %v with a 700ms deadline", took)
-	}
+	err = kafkatest.StartWithin(t, tl, 700*time.Millisecond)
 	if err == nil {
 		t.Fatal("Start succeeded against a closed port")
 	}

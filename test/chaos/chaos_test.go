@@ -243,27 +243,17 @@ func (c *chaosRun) launch(w *worker) {
 
 func (c *chaosRun) waitHealthy(w *worker) {
 	c.t.Helper()
-	deadline := time.Now().Add(startDeadline)
-	last := "no answer yet"
-	for time.Now().Before(deadline) {
+	err := proctest.WaitHealthy(httpClient, w.rest, startDeadline, 100*time.Millisecond, func() {
 		if w.p.Exited() {
 			c.fatalf("worker %s exited while starting (%v); stderr tail:\n%s", w.id, w.p.Cmd.ProcessState, proctest.Tail(w.p.Stderr, 30))
 		}
-		code, body, err := send("GET", "http://"+w.rest+"/health", "")
-		if err == nil && code == http.StatusOK {
-			c.mu.Lock()
-			w.up = true
-			c.mu.Unlock()
-			return
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = fmt.Sprintf("%d %s", code, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	})
+	if err != nil {
+		c.fatalf("worker %s: %v", w.id, err)
 	}
-	c.fatalf("worker %s: GET /health not 200 within %v (last: %s)", w.id, startDeadline, last)
+	c.mu.Lock()
+	w.up = true
+	c.mu.Unlock()
 }
 
 // live returns the REST address of a worker that is up, and the set of

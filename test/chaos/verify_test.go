@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 )
 
 // topicReport is what one Datagen topic held at the end.
@@ -212,41 +213,18 @@ func (c *chaosRun) readTopic(topic string) [][]byte {
 		end = now
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
 	var vals [][]byte
-	next := map[int32]int64{}
-	done := func() bool {
-		for p, e := range end {
-			if next[p] < e {
-				return false
-			}
-		}
-		return true
-	}
-	deadline = time.Now().Add(2 * startDeadline)
-	for !done() {
-		if time.Now().After(deadline) {
-			c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachError(func(_ string, p int32, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
+	defer cancel()
+	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) { vals = append(vals, r.Value) },
+		func(_ string, p int32, err error) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
 			}
 		})
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < end[r.Partition] {
-				vals = append(vals, r.Value)
-			}
-			next[r.Partition] = r.Offset + 1
-		})
+	if err != nil {
+		c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
 	}
 	return vals
 }
@@ -399,34 +377,17 @@ func (c *chaosRun) checkStatusTopic() []string {
 	c.t.Helper()
 	topic := c.name + "-status"
 	vals := map[string][]statusValue{}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer cl.Close()
-	idle := 0
-	deadline := time.Now().Add(startDeadline)
-	for idle < 3 && time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.NumRecords() == 0 {
-			idle++
-			continue
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
+	kafkatest.ConsumeUntilIdle(cl, 3, time.Now().Add(startDeadline), func(r *kgo.Record) {
+		key := string(r.Key)
+		if !strings.HasPrefix(key, "status-task-") || r.Value == nil {
+			return
 		}
-		idle = 0
-		fs.EachRecord(func(r *kgo.Record) {
-			key := string(r.Key)
-			if !strings.HasPrefix(key, "status-task-") || r.Value == nil {
-				return
-			}
-			var v statusValue
-			if json.Unmarshal(r.Value, &v) == nil {
-				vals[key] = append(vals[key], v)
-			}
-		})
-	}
+		var v statusValue
+		if json.Unmarshal(r.Value, &v) == nil {
+			vals[key] = append(vals[key], v)
+		}
+	})
 	if len(vals) == 0 {
 		return []string{fmt.Sprintf("status topic %s holds no task status: the status check has nothing to check", topic)}
 	}

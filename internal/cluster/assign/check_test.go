@@ -77,30 +77,8 @@ func checkRound(members []Member, work Work, plans map[string]Plan) (roundStats,
 	if len(plans) != len(cl.ids) {
 		return st, fmt.Errorf("%d plans for %d members", len(plans), len(cl.ids))
 	}
-	wc, wt := setOf(work.Connectors), setOf(work.Tasks)
-
-	// Who claims what, and who wins duplicate claims.
-	connClaimers := map[string][]string{}
-	taskClaimers := map[connectors.TaskID][]string{}
-	for _, id := range cl.ids {
-		for k := range cl.conns[id] {
-			connClaimers[k] = append(connClaimers[k], id)
-		}
-		for t := range cl.tasks[id] {
-			taskClaimers[t] = append(taskClaimers[t], id)
-		}
-	}
-	for _, v := range connClaimers {
-		sort.Strings(v)
-	}
-	for _, v := range taskClaimers {
-		sort.Strings(v)
-	}
-
-	connAt := map[string]string{}
-	taskAt := map[connectors.TaskID]string{}
-	revokedConn := map[string]bool{}
-	revokedTask := map[connectors.TaskID]bool{}
+	conns := newRoundSide("connector", cl.ids, cl.conns, work.Connectors)
+	tasks := newRoundSide("task", cl.ids, cl.tasks, work.Tasks)
 	for _, id := range cl.ids {
 		p, ok := plans[id]
 		if !ok {
@@ -110,88 +88,18 @@ func checkRound(members []Member, work Work, plans map[string]Plan) (roundStats,
 			!strictlySorted(p.Tasks, compareTask) || !strictlySorted(p.RevokedTasks, compareTask) {
 			return st, fmt.Errorf("%s: plan lists not sorted or not unique: %+v", id, p)
 		}
-		has, hasT := setOf(p.Connectors), setOf(p.Tasks)
-		for _, k := range p.RevokedConnectors {
-			if !cl.conns[id][k] {
-				return st, fmt.Errorf("%s: revokes connector %s it does not run", id, k)
-			}
-			if has[k] {
-				return st, fmt.Errorf("%s: connector %s both revoked and assigned", id, k)
-			}
-			revokedConn[k] = true
+		if err := conns.checkPlan(id, p.Connectors, p.RevokedConnectors); err != nil {
+			return st, err
 		}
-		for _, t := range p.RevokedTasks {
-			if !cl.tasks[id][t] {
-				return st, fmt.Errorf("%s: revokes task %v it does not run", id, t)
-			}
-			if hasT[t] {
-				return st, fmt.Errorf("%s: task %v both revoked and assigned", id, t)
-			}
-			revokedTask[t] = true
-		}
-		for k := range cl.conns[id] {
-			if !has[k] && !slices.Contains(p.RevokedConnectors, k) {
-				return st, fmt.Errorf("%s: connector %s neither kept nor revoked", id, k)
-			}
-			if !wc[k] && has[k] {
-				return st, fmt.Errorf("%s: keeps connector %s that is not in the work", id, k)
-			}
-			if len(connClaimers[k]) > 1 && connClaimers[k][0] != id && has[k] {
-				return st, fmt.Errorf("%s: keeps duplicate connector %s that %s also runs", id, k, connClaimers[k][0])
-			}
-		}
-		for t := range cl.tasks[id] {
-			if !hasT[t] && !slices.Contains(p.RevokedTasks, t) {
-				return st, fmt.Errorf("%s: task %v neither kept nor revoked", id, t)
-			}
-			if !wt[t] && hasT[t] {
-				return st, fmt.Errorf("%s: keeps task %v that is not in the work", id, t)
-			}
-			if len(taskClaimers[t]) > 1 && taskClaimers[t][0] != id && hasT[t] {
-				return st, fmt.Errorf("%s: keeps duplicate task %v that %s also runs", id, t, taskClaimers[t][0])
-			}
-		}
-		for _, k := range p.Connectors {
-			if !wc[k] {
-				return st, fmt.Errorf("%s: assigned connector %s that is not in the work", id, k)
-			}
-			if other, dup := connAt[k]; dup {
-				return st, fmt.Errorf("connector %s runs on %s and %s", k, other, id)
-			}
-			connAt[k] = id
-			if !cl.conns[id][k] && len(connClaimers[k]) > 0 {
-				return st, fmt.Errorf("%s: connector %s assigned while %v still run it", id, k, connClaimers[k])
-			}
-		}
-		for _, t := range p.Tasks {
-			if !wt[t] {
-				return st, fmt.Errorf("%s: assigned task %v that is not in the work", id, t)
-			}
-			if other, dup := taskAt[t]; dup {
-				return st, fmt.Errorf("task %v runs on %s and %s", t, other, id)
-			}
-			taskAt[t] = id
-			if !cl.tasks[id][t] && len(taskClaimers[t]) > 0 {
-				return st, fmt.Errorf("%s: task %v assigned while %v still run it", id, t, taskClaimers[t])
-			}
+		if err := tasks.checkPlan(id, p.Tasks, p.RevokedTasks); err != nil {
+			return st, err
 		}
 	}
 
 	// Revoked work that is still wanted and runs nowhere after the round is
 	// meant to move; exactly then the leader must run another round.
-	pending := false
-	for k := range revokedConn {
-		if _, ok := connAt[k]; !ok && wc[k] {
-			pending = true
-			st.movedConns++
-		}
-	}
-	for t := range revokedTask {
-		if _, ok := taskAt[t]; !ok && wt[t] {
-			pending = true
-			st.movedTasks++
-		}
-	}
+	st.movedConns, st.movedTasks = conns.moving(), tasks.moving()
+	pending := st.movedConns+st.movedTasks > 0
 	if pending != NeedsFollowUp(plans) {
 		return st, fmt.Errorf("NeedsFollowUp = %v, but work is pending: %v", NeedsFollowUp(plans), pending)
 	}
@@ -203,15 +111,90 @@ func checkRound(members []Member, work Work, plans map[string]Plan) (roundStats,
 	held := make([]int, len(cl.ids))
 	for i, id := range cl.ids {
 		for t := range cl.tasks[id] {
-			if wt[t] && taskClaimers[t][0] == id {
+			if tasks.work[t] && tasks.claimers[t][0] == id {
 				held[i]++
 			}
 		}
 	}
-	if want := minMoves(held, len(setOf(work.Tasks))); st.movedTasks != want {
+	if want := minMoves(held, len(tasks.work)); st.movedTasks != want {
 		return st, fmt.Errorf("moved %d tasks, the minimum is %d", st.movedTasks, want)
 	}
 	return st, nil
+}
+
+// roundSide is one kind of work, connectors or tasks, as checkRound sees
+// it across the members' plans of a round.
+type roundSide[T comparable] struct {
+	kind     string
+	claims   map[string]map[T]bool // member -> what it reports running
+	claimers map[T][]string        // what -> who claims it, smallest id first
+	work     map[T]bool
+	at       map[T]string // where it runs after the round
+	revoked  map[T]bool
+}
+
+func newRoundSide[T comparable](kind string, ids []string, claims map[string]map[T]bool, work []T) *roundSide[T] {
+	s := &roundSide[T]{kind: kind, claims: claims, claimers: map[T][]string{}, work: setOf(work),
+		at: map[T]string{}, revoked: map[T]bool{}}
+	for _, id := range ids {
+		for x := range claims[id] {
+			s.claimers[x] = append(s.claimers[x], id)
+		}
+	}
+	for _, v := range s.claimers {
+		sort.Strings(v)
+	}
+	return s
+}
+
+// checkPlan checks what member id's plan assigns and revokes of this kind.
+func (s *roundSide[T]) checkPlan(id string, assigned, revoked []T) error {
+	has := setOf(assigned)
+	for _, x := range revoked {
+		if !s.claims[id][x] {
+			return fmt.Errorf("%s: revokes %s %v it does not run", id, s.kind, x)
+		}
+		if has[x] {
+			return fmt.Errorf("%s: %s %v both revoked and assigned", id, s.kind, x)
+		}
+		s.revoked[x] = true
+	}
+	for x := range s.claims[id] {
+		if !has[x] && !slices.Contains(revoked, x) {
+			return fmt.Errorf("%s: %s %v neither kept nor revoked", id, s.kind, x)
+		}
+		if !s.work[x] && has[x] {
+			return fmt.Errorf("%s: keeps %s %v that is not in the work", id, s.kind, x)
+		}
+		if len(s.claimers[x]) > 1 && s.claimers[x][0] != id && has[x] {
+			return fmt.Errorf("%s: keeps duplicate %s %v that %s also runs", id, s.kind, x, s.claimers[x][0])
+		}
+	}
+	for _, x := range assigned {
+		if !s.work[x] {
+			return fmt.Errorf("%s: assigned %s %v that is not in the work", id, s.kind, x)
+		}
+		if other, dup := s.at[x]; dup {
+			return fmt.Errorf("%s %v runs on %s and %s", s.kind, x, other, id)
+		}
+		s.at[x] = id
+		if !s.claims[id][x] && len(s.claimers[x]) > 0 {
+			return fmt.Errorf("%s: %s %v assigned while %v still run it", id, s.kind, x, s.claimers[x])
+		}
+	}
+	return nil
+}
+
+// moving counts the revoked work that is still wanted and runs nowhere
+// after the round.
+func (s *roundSide[T]) moving() int {
+	n := 0
+	for x := range s.revoked {
+		if _, ok := s.at[x]; !ok && s.work[x] {
+			n++
+		}
+	}
+	return n
 }
 
 func minMoves(held []int, total int) int {

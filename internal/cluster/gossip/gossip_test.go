@@ -17,6 +17,19 @@ func start(t *testing.T, cluster, id string, join ...string) *Gossip {
 	return g
 }
 
+// startWatching starts worker id of cluster "c" and returns it with the
+// ids of the workers it reports gone.
+func startWatching(t *testing.T, id string) (*Gossip, <-chan string) {
+	t.Helper()
+	gone := make(chan string, 4)
+	g, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: id}, Bind: "127.0.0.1:0", Log: zerolog.Nop(),
+		OnGone: func(id string) { gone <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, gone
+}
+
 func waitAlive(t *testing.T, g *Gossip, want int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -31,12 +44,7 @@ func waitAlive(t *testing.T, g *Gossip, want int) {
 // A dead worker (no leave, its sockets gone, as after kill -9) is reported
 // within about a second.
 func TestDeadWorkerIsReportedFast(t *testing.T) {
-	dead := make(chan string, 4)
-	a, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "a"}, Bind: "127.0.0.1:0", Log: zerolog.Nop(),
-		OnGone: func(id string) { dead <- id }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, dead := startWatching(t, "a")
 	defer a.Leave()
 	b := start(t, "c", "b", a.Addr())
 	c := start(t, "c", "c", a.Addr())
@@ -87,12 +95,7 @@ func TestAdvertisesTheBoundPort(t *testing.T) {
 // An admin client joins to learn the workers, but workers neither list it
 // nor report it gone: its coming and going must not move any work.
 func TestClientIsInvisibleToWorkers(t *testing.T) {
-	gone := make(chan string, 4)
-	a, err := Start(Config{Cluster: "c", Meta: Meta{WorkerID: "a"}, Bind: "127.0.0.1:0", Log: zerolog.Nop(),
-		OnGone: func(id string) { gone <- id }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, gone := startWatching(t, "a")
 	defer a.Leave()
 	b := start(t, "c", "b", a.Addr())
 	defer b.Leave()

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // fakeWorker is a Handler that runs nothing but records what it was told,
@@ -81,13 +82,9 @@ type running struct {
 	done   chan struct{}
 }
 
-func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *running {
+func run(t *testing.T, broker []kgo.Opt, id string, work assign.Work) *running {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := kafkatest.NewClient(t, broker)
 	f := &fakeWorker{work: work}
 	m := New(Config{Group: "g", WorkerID: id, URL: "http://" + id, Client: cl,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
@@ -99,31 +96,26 @@ func run(t *testing.T, broker *kfake.Cluster, id string, work assign.Work) *runn
 	return r
 }
 
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
+// twoEach is the condition that a and b run two tasks each.
+func twoEach(a, b *running) func() error {
+	return func() error {
+		ta, _ := a.f.snapshot()
+		tb, _ := b.f.snapshot()
+		if len(ta) != 2 || len(tb) != 2 {
+			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
 	}
-	t.Fatalf("%s: %v", what, err)
 }
 
 // Invariants 2 and 4: at each stable point exactly one member believes it
 // leads (by the assignment it received), and every task runs on exactly one
 // member.
 func TestOneLeaderAndEachTaskOnce(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(6)
 	ms := []*running{run(t, broker, "a", work), run(t, broker, "b", work), run(t, broker, "c", work)}
-	eventually(t, "6 tasks 2-2-2 with one leader", func() error {
+	testutil.Eventually(t, 30*time.Second, "6 tasks 2-2-2 with one leader", func() error {
 		leaders, owner := 0, map[connectors.TaskID]string{}
 		for _, r := range ms {
 			st := r.m.State()
@@ -151,32 +143,17 @@ func TestOneLeaderAndEachTaskOnce(t *testing.T) {
 // Invariant 3: a member removed from the group (as a survivor does for a
 // worker gossip declared dead) stops everything before it rejoins.
 func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(4)
 	a, b := run(t, broker, "a", work), run(t, broker, "b", work)
-	eventually(t, "2-2", func() error {
-		ta, _ := a.f.snapshot()
-		tb, _ := b.f.snapshot()
-		if len(ta) != 2 || len(tb) != 2 {
-			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
-		}
-		return nil
-	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	testutil.Eventually(t, 30*time.Second, "2-2", twoEach(a, b))
+	cl := kafkatest.NewClient(t, broker)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := LeaveByInstance(ctx, cl, "g", "b"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "b lost, then rejoined", func() error {
+	testutil.Eventually(t, 30*time.Second, "b lost, then rejoined", func() error {
 		tasks, events := b.f.snapshot()
 		lost := slices.Index(events, "lost")
 		if lost < 0 {
@@ -191,7 +168,7 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 		return nil
 	})
 	// Every task once, none lost.
-	eventually(t, "4 tasks once", func() error {
+	testutil.Eventually(t, 30*time.Second, "4 tasks once", func() error {
 		ta, _ := a.f.snapshot()
 		tb, _ := b.f.snapshot()
 		set := map[connectors.TaskID]bool{}
@@ -208,31 +185,20 @@ func TestLostMembershipStopsEverythingBeforeRejoining(t *testing.T) {
 // A revocation that takes longer than the session timeout does not cost the
 // member its membership: it keeps heartbeating while it stops tasks.
 func TestSlowRevocationKeepsTheMembership(t *testing.T) {
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	_, broker := kafkatest.NewCluster(t)
 	work := tasksOf(4)
 	a := run(t, broker, "a", work)
 	a.f.mu.Lock()
 	a.f.revokeTakes = 8 * time.Second // session timeout is 6 s
 	a.f.mu.Unlock()
-	eventually(t, "a runs all 4", func() error {
+	testutil.Eventually(t, 30*time.Second, "a runs all 4", func() error {
 		if tasks, _ := a.f.snapshot(); len(tasks) != 4 {
 			return fmt.Errorf("%d tasks", len(tasks))
 		}
 		return nil
 	})
 	b := run(t, broker, "b", work)
-	eventually(t, "2-2 after a slow revocation", func() error {
-		ta, _ := a.f.snapshot()
-		tb, _ := b.f.snapshot()
-		if len(ta) != 2 || len(tb) != 2 {
-			return fmt.Errorf("%d and %d tasks", len(ta), len(tb))
-		}
-		return nil
-	})
+	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", twoEach(a, b))
 	if _, events := a.f.snapshot(); slices.Contains(events, "lost") {
 		t.Fatalf("a lost its membership during a slow revocation: %v", events)
 	}

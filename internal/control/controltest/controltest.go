@@ -13,10 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -177,31 +177,13 @@ func (f *ReadyFlag) Get() bool  { f.mu.Lock(); defer f.mu.Unlock(); return f.v }
 // it.
 func NewEnv(t testing.TB) *Env {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1),
-		kfake.SeedTopics(1, "test-configs"), kfake.SeedTopics(5, "test-status"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...)}
+	_, opts := kafkatest.NewCluster(t, kfake.SeedTopics(1, "test-configs"), kfake.SeedTopics(5, "test-status"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl, err := state.NewConfigLog(opts, "test-configs", zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := cl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, ctx, cl, err)
 	sl, err := state.NewStatusLog(opts, "test-status", zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sl.Close)
-	if err := sl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.StartStore(t, ctx, sl, err)
 	e := &Env{Configs: &RecordingStore{ConfigLog: cl}, Statuses: sl, Ready: &ReadyFlag{v: true}}
 	e.C, err = control.New(control.Options{
 		Configs: e.Configs, Statuses: sl, Plugins: Registry(),
