@@ -117,6 +117,45 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 	case *controlpb.AdminRequest_GetTaskStatus:
 		v, err := c.TaskStatus(op.GetTaskStatus.GetConnector(), int(op.GetTaskStatus.GetTask()))
 		return ok, v, err
+	case *controlpb.AdminRequest_GetOffsets:
+		v, err := c.Offsets(ctx, op.GetOffsets.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_ListPlugins:
+		return ok, c.Plugins(op.ListPlugins.GetConnectorsOnly()), nil
+	case *controlpb.AdminRequest_PluginConfig:
+		v, err := c.PluginConfig(op.PluginConfig.GetClass())
+		return ok, v, err
+	case *controlpb.AdminRequest_Validate:
+		v, err := c.Validate(op.Validate.GetClass(), orEmpty(op.Validate.GetConfig()))
+		return ok, v, err
+	case *controlpb.AdminRequest_GetTopics:
+		v, err := c.Topics(op.GetTopics.GetConnector())
+		return ok, v, err
+	case *controlpb.AdminRequest_ListWorkers:
+		if s.Workers == nil {
+			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}
+		}
+		v, err := s.Workers(ctx)
+		return ok, v, err
+	case *controlpb.AdminRequest_ListLoggers:
+		return ok, c.Loggers(), nil
+	case *controlpb.AdminRequest_GetLogger:
+		v, err := c.Logger(op.GetLogger.GetName())
+		return ok, v, err
+	case nil:
+		return 0, nil, badRequest("empty admin request: no operation set")
+	default:
+		return s.write(ctx, req)
+	}
+}
+
+// write carries out the requests that change the cluster (through the
+// control plane's Router, which sends them to the leader), and a task
+// restart another worker's leader asks of this one.
+func (s *Server) write(ctx context.Context, req *controlpb.AdminRequest) (int, any, error) {
+	c := s.C
+	ok := http.StatusOK
+	switch op := req.GetOp().(type) {
 	case *controlpb.AdminRequest_CreateConnector:
 		m := op.CreateConnector
 		v, err := c.Create(ctx, m.GetName(), orEmpty(m.GetConfig()), control.InitialState(m.GetInitialState()))
@@ -162,9 +201,6 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 				Message: fmt.Sprintf("Task %d of connector %s does not run on worker %s", m.GetTask(), m.GetConnector(), s.WorkerID)}
 		}
 		return http.StatusNoContent, nil, nil
-	case *controlpb.AdminRequest_GetOffsets:
-		v, err := c.Offsets(ctx, op.GetOffsets.GetConnector())
-		return ok, v, err
 	case *controlpb.AdminRequest_AlterOffsets:
 		offs, err := control.ParseOffsets(op.AlterOffsets.GetOffsetsJson())
 		if err != nil {
@@ -175,17 +211,6 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 	case *controlpb.AdminRequest_ResetOffsets:
 		v, err := c.ResetOffsets(ctx, op.ResetOffsets.GetConnector())
 		return ok, v, err
-	case *controlpb.AdminRequest_ListPlugins:
-		return ok, c.Plugins(op.ListPlugins.GetConnectorsOnly()), nil
-	case *controlpb.AdminRequest_PluginConfig:
-		v, err := c.PluginConfig(op.PluginConfig.GetClass())
-		return ok, v, err
-	case *controlpb.AdminRequest_Validate:
-		v, err := c.Validate(op.Validate.GetClass(), orEmpty(op.Validate.GetConfig()))
-		return ok, v, err
-	case *controlpb.AdminRequest_GetTopics:
-		v, err := c.Topics(op.GetTopics.GetConnector())
-		return ok, v, err
 	case *controlpb.AdminRequest_ResetTopics:
 		return http.StatusAccepted, nil, c.ResetTopics(ctx, op.ResetTopics.GetConnector())
 	case *controlpb.AdminRequest_PutTaskConfigs:
@@ -195,17 +220,6 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 			tasks[i] = orEmpty(t.GetConfig())
 		}
 		return http.StatusNoContent, nil, s.C.PutTaskConfigs(ctx, m.GetConnector(), tasks)
-	case *controlpb.AdminRequest_ListWorkers:
-		if s.Workers == nil {
-			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}
-		}
-		v, err := s.Workers(ctx)
-		return ok, v, err
-	case *controlpb.AdminRequest_ListLoggers:
-		return ok, c.Loggers(), nil
-	case *controlpb.AdminRequest_GetLogger:
-		v, err := c.Logger(op.GetLogger.GetName())
-		return ok, v, err
 	case *controlpb.AdminRequest_SetLogger:
 		m := op.SetLogger
 		changed, err := c.SetLogger(ctx, m.GetName(), m.GetLevel(), m.GetScope())
@@ -213,8 +227,6 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 			return http.StatusNoContent, nil, err
 		}
 		return ok, changed, err
-	case nil:
-		return 0, nil, badRequest("empty admin request: no operation set")
 	default:
 		return 0, nil, badRequest("unknown admin operation %T: this worker may be older than the client", op)
 	}
