@@ -1,7 +1,11 @@
-// Package control is the control plane of a worker: what the REST server
-// (and, later, the admin actor) asks of the cluster. Reads are answered from
-// this worker's view of the config and status topics; writes are validated in
-// full before anything is written, and then go to the config topic.
+// Package control is the control plane of a worker: what the front doors
+// (the REST server and the admin actor) ask of the cluster. Controller
+// answers on this worker: reads from its view of the config and status
+// topics; writes validated in full before anything is written, then written
+// to the config topic and read back. Router, in front of it, is the one
+// place that decides where a request is carried out: writes by the group
+// leader (reached through the actor cluster when it is another worker),
+// reads here once this worker's view has caught up with the config topic.
 package control
 
 import (
@@ -36,10 +40,9 @@ type StatusStore interface {
 	Tasks(name string) map[int]state.Status
 }
 
-// Writer is every request that changes the cluster's state. Controller
-// performs them on this worker; forwarding writes to the leader means
-// putting another Writer in front of the REST server, so every write must
-// stay on this one interface.
+// Writer is the connector requests that change the cluster's state; with
+// the others of LeaderWrites, only the group leader carries them out.
+// Controller performs them on this worker; Router sends them to the leader.
 type Writer interface {
 	// Create creates a connector; an empty initial state means RUNNING.
 	Create(ctx context.Context, name string, config map[string]string, initial InitialState) (ConnectorInfo, error)
