@@ -60,8 +60,9 @@ type Config struct {
 	Bootstrap []string
 	// RESTAddr is where Kafka Connect's REST API listens, host:port; empty
 	// means ":8083", and port 0 picks a free port (Worker.RESTAddr tells
-	// which). Other workers forward writes to the leader's REST address,
-	// so across machines give a host they can reach.
+	// which). Workers name each other by their REST addresses (the
+	// leader's is how the others find its admin actor; GET /workers shows
+	// them), so across machines give a host they can reach.
 	RESTAddr string
 	// WorkerID names this worker in statuses and in the Kafka group
 	// (group.instance.id, so a worker restarted with its id takes its
@@ -106,7 +107,8 @@ type Worker struct {
 }
 
 // NewWorker starts a worker and returns at once. The REST API listens
-// before NewWorker returns (answering 503 while the worker starts); the
+// before NewWorker returns (reads answer 503 while the worker starts;
+// writes wait for it); the
 // worker then connects to Kafka in the background, retrying with backoff
 // while the brokers are unreachable, creates the internal topics when they
 // are missing, reads them, and joins the cluster. Ready tells when it runs
