@@ -58,6 +58,12 @@ type workerFlags struct {
 	logFlags
 }
 
+// Defaults of the group timing flags.
+const (
+	defaultSession   = 10 * time.Second
+	defaultHeartbeat = time.Second
+)
+
 func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	if !dev {
 		fs.StringVar(&f.cluster, "cluster", "", "cluster name: workers with the same name form one cluster (required)")
@@ -84,13 +90,13 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.bind, "bind", bind, "host:port where other workers and the admin commands (--join) reach this one (gossip); port 0 picks one. Use a non-loopback address when workers run on several machines")
 	fs.StringVar(&f.advertise, "advertise", "", "host:port other workers should use for this one, when it differs from --bind (NAT, containers)")
 	fs.StringVar(&f.join, "join", "", "other workers' --bind addresses, host:port[,host:port...] (optional: workers also find each other through the Kafka group)")
-	fs.DurationVar(&f.session, "session-timeout", 10*time.Second, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
-	fs.DurationVar(&f.heartbeat, "heartbeat-interval", time.Second, "Kafka group heartbeat interval (heartbeat.interval.ms)")
+	fs.DurationVar(&f.session, "session-timeout", defaultSession, "Kafka group session timeout (session.timeout.ms): how long a silent worker keeps its work when gossip cannot tell it is dead")
+	fs.DurationVar(&f.heartbeat, "heartbeat-interval", defaultHeartbeat, "Kafka group heartbeat interval (heartbeat.interval.ms)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 90*time.Second, "how long a REST or admin request waits for this worker to join its group, or for a rebalance to name a leader, before it is answered 503 or 409 (Connect's REST request timeout)")
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
-	fs.Var(&f.props, "prop", "a worker config key=value, e.g. value.converter=StringConverter (repeatable; SLUICE_PROP takes comma-separated pairs)")
+	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value: converter defaults (value.converter=StringConverter, ...), *.storage.topic, *.storage.partitions, *.storage.replication.factor, offset.flush.interval.ms, session.timeout.ms, heartbeat.interval.ms, rebalance.timeout.ms, topic.tracking.*; any other key is refused (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
 
@@ -126,6 +132,15 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 	if f.session <= 0 || f.heartbeat <= 0 || f.heartbeat >= f.session {
 		return worker.Config{}, usageError{fmt.Errorf("--heartbeat-interval must be positive and below --session-timeout")}
 	}
+	// Connect's group timing keys given with --prop apply where the flag
+	// keeps its default, as offset.flush.interval.ms does.
+	session, heartbeat := f.session, f.heartbeat
+	if _, ok := f.props.m["session.timeout.ms"]; ok && f.session == defaultSession {
+		session = 0
+	}
+	if _, ok := f.props.m["heartbeat.interval.ms"]; ok && f.heartbeat == defaultHeartbeat {
+		heartbeat = 0
+	}
 	boot := connectors.SplitList(f.bootstrap)
 	return worker.Config{
 		Cluster: f.cluster, WorkerID: f.workerID, Bootstrap: boot, RESTAddr: f.restAddr,
@@ -139,11 +154,11 @@ func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
 		GossipBind:          f.bind,
 		GossipAdvertise:     f.advertise,
 		Join:                connectors.SplitList(f.join),
-		SessionTimeout:      f.session,
+		SessionTimeout:      session,
 		ProbeInterval:       f.probe,
 		ProbeTimeout:        f.probeWait,
 		SuspicionMult:       f.suspicion,
-		HeartbeatInterval:   f.heartbeat,
+		HeartbeatInterval:   heartbeat,
 		Version:             Version,
 		Loggers:             f.loggers,
 		Log:                 log,

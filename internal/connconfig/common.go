@@ -334,6 +334,7 @@ func defineSource(d *connectors.ConfigDef) {
 func Validate(t connectors.Type, config map[string]string) *connectors.ConfigError {
 	ce := &connectors.ConfigError{}
 	validateAliases(config, ce)
+	validateHonoured(t, config, ce)
 	if t == connectors.Sink {
 		validateSinkTopics(config, ce)
 	}

@@ -173,9 +173,13 @@ func TestConfigDefRejectsBadValues(t *testing.T) {
 }
 
 func TestSourceKeys(t *testing.T) {
+	// The definitions take Connect's values, any case; this version then
+	// refuses those it cannot honour (TestValidateRefusesKeysNotHonoured).
 	cfg := map[string]string{Name: "c", ConnectorClass: "X", ExactlyOnceSupport: "REQUIRED", TransactionBoundary: "interval"}
-	if errs := perKey(connectors.Source, cfg); len(errs) != 0 {
-		t.Fatalf("unexpected errors %v", errs)
+	for _, v := range ConfigDef(connectors.Source).Validate(cfg) {
+		if len(v.Errors) != 0 {
+			t.Fatalf("definition of %s refused %q: %v", v.Name, cfg[v.Name], v.Errors)
+		}
 	}
 	cfg[TransactionBoundary] = "sometimes"
 	cfg[TopicCreationGroups] = "g,g"
@@ -259,8 +263,55 @@ func TestValidateAliases(t *testing.T) {
 	cfg["transforms.mask.type"] = "MaskField$Value"
 	cfg["transforms.mask.predicate"] = "other"
 	cfg["predicates.other.type"] = "RecordIsTombstone"
-	if ce := Validate(connectors.Source, cfg); ce != nil {
-		t.Errorf("complete config: unexpected errors %v", ce)
+	// Complete aliases: what is left is the refusal of transforms and
+	// predicates themselves, which this version does not run.
+	ce = Validate(connectors.Source, cfg)
+	if ce == nil || len(ce.Errors) != 2 || len(ce.Errors[Transforms]) != 1 || len(ce.Errors[Predicates]) != 1 {
+		t.Errorf("complete config: errors %v, want only the refusal of transforms and predicates", ce)
+	}
+}
+
+// Every Connect key this version would not honour as Connect does is
+// refused by name; the values it honours are accepted; a sink ignores the
+// source-only keys, as Connect does.
+func TestValidateRefusesKeysNotHonoured(t *testing.T) {
+	for _, tc := range []struct {
+		t       connectors.Type
+		key, v  string
+		refused bool
+	}{
+		{connectors.Source, "producer.override.acks", "1", true},
+		{connectors.Sink, "consumer.override.max.poll.records", "10", true},
+		{connectors.Source, "admin.override.client.id", "x", true},
+		{connectors.Source, Transforms, "route", true},
+		{connectors.Sink, Predicates, "p", true},
+		{connectors.Source, Transforms, " ", false},
+		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter", true},
+		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.json.JsonConverter", true},
+		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.converters.ByteArrayConverter", false},
+		{connectors.Source, HeaderConverter, "ByteArrayConverter", false},
+		{connectors.Source, TopicCreationGroups, "compacted", true},
+		{connectors.Source, "topic.creation.compacted.include", "x.*", true},
+		{connectors.Source, "topic.creation.default.cleanup.policy", "compact", true},
+		{connectors.Source, TopicCreationDefaultPartitions, "3", false},
+		{connectors.Source, TopicCreationDefaultReplicationFactor, "1", false},
+		{connectors.Source, ExactlyOnceSupport, "required", true},
+		{connectors.Source, ExactlyOnceSupport, "requested", false},
+		{connectors.Source, TransactionBoundary, "connector", true},
+		{connectors.Source, TransactionBoundary, "poll", false},
+		{connectors.Source, OffsetsStorageTopic, "my-offsets", true},
+		{connectors.Sink, ExactlyOnceSupport, "required", false},
+		{connectors.Sink, OffsetsStorageTopic, "my-offsets", false},
+		{connectors.Sink, "topic.creation.groups", "g", false},
+	} {
+		ce := &connectors.ConfigError{}
+		validateHonoured(tc.t, map[string]string{tc.key: tc.v}, ce)
+		if got := len(ce.Errors[tc.key]) > 0; got != tc.refused {
+			t.Errorf("%s %s=%q: refused %v, want %v (%v)", tc.t, tc.key, tc.v, got, tc.refused, ce.Errors)
+		}
+		if tc.refused && !strings.Contains(ce.Errors[tc.key][0], "Remove the key") && !strings.Contains(ce.Errors[tc.key][0], "remove the key") {
+			t.Errorf("%s: message %q does not say what to do", tc.key, ce.Errors[tc.key][0])
+		}
 	}
 }
 

@@ -142,7 +142,20 @@ func TestCreateRefusals(t *testing.T) {
 			config: controltest.SourceConfig("tasks.max", "0", "batch.size", "-3", "errors.tolerance", "some",
 				"mode", "query", "key.converter", "com.example.NoConverter", "transforms", "t1"),
 			code: 400,
-			keys: []string{"tasks.max", "batch.size", "errors.tolerance", "query", "key.converter", "transforms.t1.type"}},
+			keys: []string{"tasks.max", "batch.size", "errors.tolerance", "query", "key.converter", "transforms", "transforms.t1.type"}},
+		// Connect keys this version would not honour are refused, each by
+		// name, rather than accepted and ignored.
+		{name: "keys not honoured", conn: "x",
+			config: controltest.SourceConfig("producer.override.acks", "1", "consumer.override.max.poll.records", "5",
+				"admin.override.client.id", "a", "header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+				"topic.creation.groups", "compacted", "topic.creation.default.cleanup.policy", "compact",
+				"exactly.once.support", "required", "transaction.boundary", "interval", "offsets.storage.topic", "my-offsets",
+				"predicates", "p", "predicates.p.type", "x"),
+			code: 400,
+			keys: []string{"producer.override.acks", "consumer.override.max.poll.records", "admin.override.client.id",
+				"header.converter", "topic.creation.groups", "topic.creation.default.cleanup.policy", "exactly.once.support",
+				"transaction.boundary", "offsets.storage.topic", "predicates"}},
+
 		{name: "plugin key missing", conn: "x", config: map[string]string{"connector.class": controltest.SourceClass}, code: 400, keys: []string{"topic"}},
 		{name: "sink without topics", conn: "x", config: map[string]string{"connector.class": controltest.SinkClass, "file": "f"}, code: 400,
 			keys: []string{"topics", "topics.regex"}},
@@ -180,6 +193,25 @@ func TestCreateRefusals(t *testing.T) {
 	}
 	if after := e.Configs.Calls(); len(after) != before {
 		t.Fatalf("refused creates wrote to the store: %+v", after[before:])
+	}
+}
+
+// The values of those keys that this version honours as Connect does are
+// accepted: header bytes passed through (ByteArrayConverter), the default
+// topic creation settings, and the exactly-once keys a worker without
+// exactly-once delivery ignores in Connect too.
+func TestCreateAcceptsKeysHonouredAsConnectDoes(t *testing.T) {
+	e := controltest.NewEnv(t)
+	cfg := controltest.SourceConfig("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"topic.creation.default.partitions", "3", "topic.creation.default.replication.factor", "-1",
+		"exactly.once.support", "requested", "transaction.boundary", "poll")
+	if _, err := e.C.Create(ctx(t), "ok-keys", cfg, ""); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	// A sink ignores the source-only keys, as Connect does.
+	sink := controltest.SinkConfig("exactly.once.support", "required", "offsets.storage.topic", "x")
+	if _, err := e.C.Create(ctx(t), "ok-sink", sink, ""); err != nil {
+		t.Fatalf("sink refused: %v", err)
 	}
 }
 
@@ -444,7 +476,8 @@ func TestValidate(t *testing.T) {
 		order[len(order)-1] != "transforms.a.type" {
 		t.Errorf("order %v", order)
 	}
-	wantErrs := map[string]int{"tasks.max": 1, "query": 1, "transforms.a.type": 1}
+	// transforms: this version refuses them rather than ignore them.
+	wantErrs := map[string]int{"tasks.max": 1, "query": 1, "transforms.a.type": 1, "transforms": 1}
 	total := 0
 	for _, c := range res.Configs {
 		total += len(c.Value.Errors)
@@ -455,8 +488,8 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: nil list would encode as null", c.Definition.Name)
 		}
 	}
-	if res.ErrorCount != total || total != 3 {
-		t.Errorf("error_count %d, errors %d, want 3", res.ErrorCount, total)
+	if res.ErrorCount != total || total != 4 {
+		t.Errorf("error_count %d, errors %d, want 4", res.ErrorCount, total)
 	}
 	if v := byName["password"].Value.Value; v == nil || *v != "[hidden]" {
 		t.Errorf("password value %v, want hidden", v)

@@ -4,11 +4,14 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,10 +146,50 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// applyConnectKeys takes Kafka Connect's worker keys for the internal topics
-// from Props where the typed field is unset, so a connect-distributed
-// properties file's settings carry over.
+// workerKeys are the Kafka Connect worker keys a worker takes in Props;
+// with them, the converter defaults (key.converter, value.converter and
+// their sub-keys) and header.converter. Any other key is refused at start
+// (checkWorkerKeys), so that a properties file written for Connect never
+// runs with a setting silently dropped.
+var workerKeys = map[string]bool{
+	"config.storage.topic": true, "offset.storage.topic": true, "status.storage.topic": true,
+	"offset.storage.partitions": true, "status.storage.partitions": true,
+	"config.storage.replication.factor": true, "offset.storage.replication.factor": true, "status.storage.replication.factor": true,
+	"offset.flush.interval.ms": true,
+	"session.timeout.ms":       true, "heartbeat.interval.ms": true, "rebalance.timeout.ms": true,
+	"topic.tracking.enable": true, "topic.tracking.allow.reset": true,
+}
+
+// checkWorkerKeys refuses the worker keys this version does not take,
+// naming every one.
+func checkWorkerKeys(props map[string]string) error {
+	var bad []string
+	for k := range props {
+		switch {
+		case workerKeys[k], k == "key.converter", k == "value.converter",
+			strings.HasPrefix(k, "key.converter."), strings.HasPrefix(k, "value.converter."):
+		case k == "header.converter":
+			if v := strings.TrimSpace(props[k]); v != "ByteArrayConverter" && v != "org.apache.kafka.connect.converters.ByteArrayConverter" {
+				bad = append(bad, k+" (Sluice passes header bytes through, as ByteArrayConverter does)")
+			}
+		default:
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("worker key(s) not supported by this version of Sluice: %s; remove them (flags set what they would: see sluice worker --help)", strings.Join(bad, ", "))
+}
+
+// applyConnectKeys takes Kafka Connect's worker keys from Props where the
+// typed field is unset, so a connect-distributed properties file's
+// settings carry over.
 func (c *Config) applyConnectKeys() error {
+	if err := checkWorkerKeys(c.Props); err != nil {
+		return err
+	}
 	str := func(key string, dst *string) {
 		if v := strings.TrimSpace(c.Props[key]); v != "" && *dst == "" {
 			*dst = v
@@ -155,50 +198,60 @@ func (c *Config) applyConnectKeys() error {
 	str("config.storage.topic", &c.ConfigTopic)
 	str("offset.storage.topic", &c.OffsetsTopic)
 	str("status.storage.topic", &c.StatusTopic)
-	num := func(key string, bits int, set func(int64)) error {
+	var errs []error
+	num := func(key string, bits int, set func(int64)) {
 		v := strings.TrimSpace(c.Props[key])
 		if v == "" {
-			return nil
+			return
 		}
 		n, err := strconv.ParseInt(v, 10, bits)
 		if err != nil {
-			return fmt.Errorf("%s: %q is not a number", key, v)
+			errs = append(errs, fmt.Errorf("%s: %q is not a number", key, v))
+			return
 		}
 		set(n)
-		return nil
 	}
-	var firstErr error
-	for _, e := range []error{
-		num("offset.storage.partitions", 32, func(n int64) {
-			if c.OffsetsPartitions == 0 {
-				c.OffsetsPartitions = int32(n)
+	unset32 := func(dst *int32) func(int64) {
+		return func(n int64) {
+			if *dst == 0 {
+				*dst = int32(n)
 			}
-		}),
-		num("status.storage.partitions", 32, func(n int64) {
-			if c.StatusPartitions == 0 {
-				c.StatusPartitions = int32(n)
-			}
-		}),
-		num("offset.flush.interval.ms", 64, func(n int64) {
-			if c.OffsetFlushInterval == 0 {
-				c.OffsetFlushInterval = time.Duration(n) * time.Millisecond
-			}
-		}),
-	} {
-		if e != nil && firstErr == nil {
-			firstErr = e
 		}
 	}
+	millis := func(dst *time.Duration) func(int64) {
+		return func(n int64) {
+			if *dst == 0 {
+				*dst = time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+	num("offset.storage.partitions", 32, unset32(&c.OffsetsPartitions))
+	num("status.storage.partitions", 32, unset32(&c.StatusPartitions))
+	num("offset.flush.interval.ms", 64, millis(&c.OffsetFlushInterval))
+	num("session.timeout.ms", 64, millis(&c.SessionTimeout))
+	num("heartbeat.interval.ms", 64, millis(&c.HeartbeatInterval))
+	num("rebalance.timeout.ms", 64, millis(&c.RebalanceTimeout))
+	// One replication factor serves the three internal topics: differing
+	// values could not be honoured, so they are refused.
+	var factors []string
 	for _, k := range []string{"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor"} {
-		if e := num(k, 16, func(n int64) {
+		if v := strings.TrimSpace(c.Props[k]); v != "" && !slices.Contains(factors, v) {
+			factors = append(factors, v)
+		}
+		num(k, 16, func(n int64) {
 			if c.ReplicationFactor == 0 {
 				c.ReplicationFactor = int16(n)
 			}
-		}); e != nil && firstErr == nil {
-			firstErr = e
-		}
+		})
 	}
-	return firstErr
+	session, heartbeat := cmp.Or(c.SessionTimeout, 10*time.Second), cmp.Or(c.HeartbeatInterval, time.Second)
+	if heartbeat >= session {
+		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%v) must be below session.timeout.ms (%v)", heartbeat, session))
+	}
+	if len(factors) > 1 {
+		errs = append(errs, fmt.Errorf("config.storage.replication.factor, offset.storage.replication.factor and status.storage.replication.factor differ (%s): Sluice creates its internal topics with one replication factor; give them the same value", strings.Join(factors, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // Worker is a running worker.
@@ -376,8 +429,8 @@ func (w *Worker) applyClusterLogLevel(l state.LoggerLevel) {
 }
 
 // checkRuntimeKeys validates the runtime keys the control package does not
-// know about: converter classes and their settings, and transforms, which
-// this version does not run (refusing them beats silently ignoring them).
+// know about: converter classes and their settings, with the worker's
+// converter defaults.
 func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *connectors.ConfigError {
 	ce := &connectors.ConfigError{}
 	if _, err := converters.Resolve(c, workerProps, true); err != nil {
@@ -385,11 +438,6 @@ func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *conne
 	}
 	if _, err := converters.Resolve(c, workerProps, false); err != nil {
 		ce.Add("value.converter", err.Error())
-	}
-	for _, k := range []string{"transforms", "predicates"} {
-		if strings.TrimSpace(c[k]) != "" {
-			ce.Add(k, "single message transforms and predicates are not supported by this version of Sluice yet; remove the key")
-		}
 	}
 	if len(ce.Errors) == 0 {
 		return nil

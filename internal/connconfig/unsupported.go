@@ -1,0 +1,65 @@
+package connconfig
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// Client override prefixes (KIP-458): per-connector settings of the
+// clients the worker makes for a connector.
+var overridePrefixes = []string{"producer.override.", "consumer.override.", "admin.override."}
+
+// Header converters that do what Sluice does with headers: pass their bytes
+// through unchanged.
+var byteHeaderConverters = []string{"org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter"}
+
+// validateHonoured refuses the keys Kafka Connect has, and that a config
+// may carry, but that this version of Sluice would not honour as Connect
+// does. Accepting them would make a config look accepted while it does
+// something else than in Connect, so each is refused with a message that
+// names it and says what to do instead.
+func validateHonoured(t connectors.Type, config map[string]string, ce *connectors.ConfigError) {
+	keys := make([]string, 0, len(config))
+	for k := range config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if msg := unsupported(t, k, strings.TrimSpace(config[k])); msg != "" {
+			ce.Add(k, msg)
+		}
+	}
+}
+
+// unsupported says why key k with value v cannot be honoured, or "".
+func unsupported(t connectors.Type, k, v string) string {
+	for _, p := range overridePrefixes {
+		if strings.HasPrefix(k, p) {
+			return fmt.Sprintf("Client overrides (%s*) are not supported by this version of Sluice: the worker's own client settings would apply. Remove the key.", p)
+		}
+	}
+	switch {
+	case (k == Transforms || k == Predicates) && v != "":
+		return "Single message transforms and predicates are not supported by this version of Sluice yet. Remove the key."
+	case k == HeaderConverter && v != "" && !slices.Contains(byteHeaderConverters, v):
+		return fmt.Sprintf("Sluice passes record headers through as bytes, as ByteArrayConverter does; header converter %q is not supported. Set %s=org.apache.kafka.connect.converters.ByteArrayConverter or remove the key.", v, HeaderConverter)
+	case t == connectors.Sink:
+		return "" // the rest are source keys, which Connect ignores on sinks
+	case k == TopicCreationGroups && v != "":
+		return "Topic creation groups are not supported by this version of Sluice: only topic.creation.default.partitions and topic.creation.default.replication.factor are. Remove the key."
+	case strings.HasPrefix(k, "topic.creation.") && k != TopicCreationGroups &&
+		k != TopicCreationDefaultPartitions && k != TopicCreationDefaultReplicationFactor:
+		return "Only topic.creation.default.partitions and topic.creation.default.replication.factor are supported by this version of Sluice; other topic settings of created topics are not. Remove the key."
+	case k == ExactlyOnceSupport && strings.EqualFold(v, ExactlyOnceRequired):
+		return "This worker does not provide exactly-once delivery for source connectors (exactly.once.source.support is not enabled in this version of Sluice). Use 'requested' or remove the key."
+	case k == TransactionBoundary && v != "" && !strings.EqualFold(v, BoundaryPoll):
+		return "Transaction boundaries apply to exactly-once source delivery, which this version of Sluice does not provide. Remove the key."
+	case k == OffsetsStorageTopic && v != "":
+		return "A connector-specific offsets topic is not supported by this version of Sluice: the connector's offsets would go to the worker's offsets topic. Remove the key."
+	}
+	return ""
+}
