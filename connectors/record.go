@@ -2,10 +2,16 @@ package connectors
 
 import "time"
 
-// Header is a record header. Values are raw bytes as stored in Kafka.
+// Header is a record header as Connect data, as in Kafka Connect: a key,
+// and a value with its schema (see Schema for the Go value of each type).
+// The worker's header.converter turns it into the bytes stored in Kafka
+// (a source's headers) or reads it from them (a sink's). With
+// ByteArrayConverter a header is its bytes: schema OptionalBytesSchema,
+// value []byte (nil for a null header).
 type Header struct {
-	Key   string
-	Value []byte
+	Key    string
+	Schema *Schema
+	Value  any
 }
 
 // SourceRecord is one record a SourceTask read, with where it came from.

@@ -120,12 +120,18 @@ func Resolve(connectorConfig, workerConfig map[string]string, isKey bool) (Conve
 	if isKey {
 		key = "key.converter"
 	}
+	return resolve(key, DefaultClass, connectorConfig, workerConfig, isKey)
+}
+
+// resolve builds the converter that key (key.converter, value.converter,
+// header.converter) names, as Resolve describes.
+func resolve(key, defaultClass string, connectorConfig, workerConfig map[string]string, isKey bool) (Converter, error) {
 	props := workerConfig
 	class, ok := connectorConfig[key]
 	if ok {
 		props = connectorConfig
 	} else if class, ok = workerConfig[key]; !ok {
-		class = DefaultClass
+		class = defaultClass
 	}
 	c, err := New(class)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
 )
 
 // taskRun is one incarnation of a task's pipeline, run on its own goroutine.
@@ -37,12 +38,16 @@ func (r *taskRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	hdrConv, err := converters.ResolveHeader(r.setup.config, r.rt.opts.WorkerProps)
+	if err != nil {
+		return err
+	}
 	keys := r.setup.keys
 	switch conn := r.setup.plugin.New().(type) {
 	case connectors.SourceConnector:
-		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, keys: keys}).run(ctx)
+		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, headers: hdrConv, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
-		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, keys: keys}).run(ctx)
+		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, headers: hdrConv, keys: keys}).run(ctx)
 	default:
 		return fmt.Errorf("connector class %q makes neither source nor sink tasks", r.setup.plugin.Class)
 	}

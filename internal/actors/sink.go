@@ -23,6 +23,7 @@ type sinkPipeline struct {
 	*taskRun
 	task       connectors.SinkTask
 	key, value converters.Converter
+	headers    converters.HeaderConverter
 	keys       connconfig.Runtime
 
 	client *kgo.Client
@@ -245,11 +246,8 @@ func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
 		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
 		KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
 	}
-	if len(r.Headers) > 0 {
-		sr.Headers = make([]connectors.Header, len(r.Headers))
-		for i, h := range r.Headers {
-			sr.Headers[i] = connectors.Header{Key: h.Key, Value: h.Value}
-		}
+	if sr.Headers, err = headersFromKafka(p.headers, r); err != nil {
+		return nil, err
 	}
 	return sr, nil
 }

@@ -23,6 +23,7 @@ type sourcePipeline struct {
 	*taskRun
 	task       connectors.SourceTask
 	key, value converters.Converter
+	headers    converters.HeaderConverter
 	keys       connconfig.Runtime
 
 	tracker   *offsetTracker
@@ -208,11 +209,8 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord) (*kgo.Record, err
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
 	}
-	if len(rec.Headers) > 0 {
-		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
-		for i, h := range rec.Headers {
-			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
-		}
+	if kr.Headers, err = headersToKafka(p.headers, rec.Topic, rec.Headers); err != nil {
+		return nil, err
 	}
 	return kr, nil
 }

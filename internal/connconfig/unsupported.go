@@ -13,9 +13,10 @@ import (
 // clients the worker makes for a connector.
 var overridePrefixes = []string{"producer.override.", "consumer.override.", "admin.override."}
 
-// Header converters that do what Sluice does with headers: pass their bytes
-// through unchanged.
-var byteHeaderConverters = []string{"org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter"}
+// simpleHeaderConverter is Kafka Connect's default header converter, which
+// this version does not have yet (it passes headers through as bytes when
+// none is named).
+var simpleHeaderConverter = []string{"org.apache.kafka.connect.storage.SimpleHeaderConverter", "SimpleHeaderConverter", "SimpleHeader"}
 
 // validateHonoured refuses the keys Kafka Connect has, and that a config
 // may carry, but that this version of Sluice would not honour as Connect
@@ -45,8 +46,8 @@ func unsupported(t connectors.Type, k, v string) string {
 	switch {
 	case (k == Transforms || k == Predicates) && v != "":
 		return "Single message transforms and predicates are not supported by this version of Sluice yet. Remove the key."
-	case k == HeaderConverter && v != "" && !slices.Contains(byteHeaderConverters, v):
-		return fmt.Sprintf("Sluice passes record headers through as bytes, as ByteArrayConverter does; header converter %q is not supported. Set %s=org.apache.kafka.connect.converters.ByteArrayConverter or remove the key.", v, HeaderConverter)
+	case k == HeaderConverter && IsSimpleHeaderConverter(v):
+		return fmt.Sprintf("SimpleHeaderConverter is not supported by this version of Sluice yet: without a %s, headers pass through as bytes (ByteArrayConverter). Name another converter or remove the key.", HeaderConverter)
 	case t == connectors.Sink:
 		return "" // the rest are source keys, which Connect ignores on sinks
 	case k == TopicCreationGroups && v != "":
@@ -62,4 +63,11 @@ func unsupported(t connectors.Type, k, v string) string {
 		return "A connector-specific offsets topic is not supported by this version of Sluice: the connector's offsets would go to the worker's offsets topic. Remove the key."
 	}
 	return ""
+}
+
+// IsSimpleHeaderConverter reports whether class names Kafka Connect's
+// SimpleHeaderConverter, which this version refuses by name (so that the
+// converter lookup need not also call it unknown).
+func IsSimpleHeaderConverter(class string) bool {
+	return slices.Contains(simpleHeaderConverter, strings.TrimSpace(class))
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/cluster/group"
+	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/offsets"
@@ -168,9 +169,9 @@ func checkWorkerKeys(props map[string]string) error {
 		switch {
 		case workerKeys[k], k == "key.converter", k == "value.converter",
 			strings.HasPrefix(k, "key.converter."), strings.HasPrefix(k, "value.converter."):
-		case k == "header.converter":
-			if v := strings.TrimSpace(props[k]); v != "ByteArrayConverter" && v != "org.apache.kafka.connect.converters.ByteArrayConverter" {
-				bad = append(bad, k+" (Sluice passes header bytes through, as ByteArrayConverter does)")
+		case k == "header.converter", strings.HasPrefix(k, "header.converter."):
+			if v := strings.TrimSpace(props[k]); strings.HasSuffix(v, "SimpleHeaderConverter") {
+				bad = append(bad, k+" (SimpleHeaderConverter is not supported yet: without a header.converter, headers pass through as bytes)")
 			}
 		default:
 			bad = append(bad, k)
@@ -438,6 +439,9 @@ func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *conne
 	}
 	if _, err := converters.Resolve(c, workerProps, false); err != nil {
 		ce.Add("value.converter", err.Error())
+	}
+	if _, err := converters.ResolveHeader(c, workerProps); err != nil && !connconfig.IsSimpleHeaderConverter(c[connconfig.HeaderConverter]) {
+		ce.Add("header.converter", err.Error())
 	}
 	if len(ce.Errors) == 0 {
 		return nil
