@@ -1,0 +1,101 @@
+package transforms
+
+import (
+	"fmt"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// part is the part of a record a $Key or $Value transform works on.
+type part interface {
+	schema(r *connectors.Record) *connectors.Schema
+	value(r *connectors.Record) any
+	// with returns a copy of r with this part replaced.
+	with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record
+}
+
+type keyPart struct{}
+
+func (keyPart) schema(r *connectors.Record) *connectors.Schema { return r.KeySchema }
+func (keyPart) value(r *connectors.Record) any                 { return r.Key }
+func (keyPart) with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record {
+	c := *r
+	c.KeySchema, c.Key = s, v
+	return &c
+}
+
+type valuePart struct{}
+
+func (valuePart) schema(r *connectors.Record) *connectors.Schema { return r.ValueSchema }
+func (valuePart) value(r *connectors.Record) any                 { return r.Value }
+func (valuePart) with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record {
+	c := *r
+	c.ValueSchema, c.Value = s, v
+	return &c
+}
+
+// Errors as Connect's Requirements words them.
+
+func requireMap(v any, purpose string) (map[string]any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("Only Map objects supported in absence of schema for [%s], found: %s", purpose, className(v))
+	}
+	return m, nil
+}
+
+func requireStruct(v any, purpose string) (*connectors.StructValue, error) {
+	s, ok := v.(*connectors.StructValue)
+	if !ok {
+		return nil, fmt.Errorf("Only Struct objects supported for [%s], found: %s", purpose, className(v))
+	}
+	return s, nil
+}
+
+func requireSchema(s *connectors.Schema, purpose string) error {
+	if s == nil {
+		return fmt.Errorf("Schema required for [%s]", purpose)
+	}
+	return nil
+}
+
+func requireSinkRecord(r *connectors.Record, purpose string) error {
+	if r.SinkOffset == nil {
+		return fmt.Errorf("Only SinkRecord supported for [%s], found: org.apache.kafka.connect.source.SourceRecord", purpose)
+	}
+	return nil
+}
+
+// className names a Go value by the Java class Connect would see, for
+// error messages.
+func className(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "java.lang.String"
+	case int8:
+		return "java.lang.Byte"
+	case int16:
+		return "java.lang.Short"
+	case int32:
+		return "java.lang.Integer"
+	case int64:
+		return "java.lang.Long"
+	case float32:
+		return "java.lang.Float"
+	case float64:
+		return "java.lang.Double"
+	case bool:
+		return "java.lang.Boolean"
+	case []byte:
+		return "[B"
+	case []any:
+		return "java.util.ArrayList"
+	case map[string]any:
+		return "java.util.HashMap"
+	case *connectors.StructValue:
+		return "org.apache.kafka.connect.data.Struct"
+	}
+	return fmt.Sprintf("%T", v)
+}
