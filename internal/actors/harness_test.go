@@ -62,6 +62,7 @@ func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool) *env {
 	for _, p := range testPlugins() {
 		reg.MustRegister(p)
 	}
+	registerTestTransforms(reg)
 	opts := Options{
 		WorkerID: "w1", Registry: reg,
 		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,

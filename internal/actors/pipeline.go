@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/transform"
 )
 
 // taskRun is one incarnation of a task's pipeline, run on its own goroutine.
@@ -21,6 +22,14 @@ type taskRun struct {
 	log        zerolog.Logger
 	// opened is called once the task's Open succeeded.
 	opened func()
+}
+
+// codec is what a task's records go through between the task and Kafka:
+// the transforms and the key, value and header converters.
+type codec struct {
+	key, value converters.Converter
+	headers    converters.HeaderConverter
+	chain      *transform.Chain // nil: no transforms
 }
 
 // openTimeout bounds SourceTask.Open and SinkTask.Open.
@@ -42,12 +51,24 @@ func (r *taskRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Transforms keep state (cached schemas): each task incarnation has
+	// its own chain.
+	chain, err := transform.Build(r.rt.opts.Registry, r.setup.config)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := chain.Close(); err != nil {
+			r.log.Warn().Err(err).Msg("closing the transforms failed")
+		}
+	}()
+	c := codec{key: keyConv, value: valConv, headers: hdrConv, chain: chain}
 	keys := r.setup.keys
 	switch conn := r.setup.plugin.New().(type) {
 	case connectors.SourceConnector:
-		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, headers: hdrConv, keys: keys}).run(ctx)
+		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
-		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), key: keyConv, value: valConv, headers: hdrConv, keys: keys}).run(ctx)
+		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	default:
 		return fmt.Errorf("connector class %q makes neither source nor sink tasks", r.setup.plugin.Class)
 	}

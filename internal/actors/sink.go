@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
@@ -21,10 +20,9 @@ import (
 // what Write (or PreCommit) declared durable (invariant 1).
 type sinkPipeline struct {
 	*taskRun
-	task       connectors.SinkTask
-	key, value converters.Converter
-	headers    converters.HeaderConverter
-	keys       connconfig.Runtime
+	task connectors.SinkTask
+	codec
+	keys connconfig.Runtime
 
 	client *kgo.Client
 	active *taskTopics // topics recorded as used (topics.go)
@@ -188,11 +186,7 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			return
 		}
 		tp := connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		var sr *connectors.SinkRecord
-		err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
-			sr, err = p.convert(r)
-			return err
-		})
+		sr, err := p.prepare(ctx, r)
 		if err != nil {
 			if !p.keys.TolerateAll() || ctx.Err() != nil {
 				convErr = err
@@ -206,7 +200,9 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			// As Connect, a topic counts as used once a record of it
 			// was consumed and converted.
 			p.active.use(r.Topic)
-			batch = append(batch, sr)
+			if sr != nil { // nil: a transform dropped it; its offset commits
+				batch = append(batch, sr)
+			}
 		}
 		next[tp] = r.Offset + 1
 	})
@@ -233,26 +229,48 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 	return nil
 }
 
+// prepare converts a consumed record and runs it through the transforms,
+// each stage retried as errors.retry.timeout says; nil when a transform
+// dropped it.
+func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.SinkRecord, error) {
+	var sr *connectors.SinkRecord
+	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+		sr, err = p.convert(r)
+		return err
+	})
+	if err != nil || p.chain == nil {
+		return sr, err
+	}
+	var out *connectors.SinkRecord
+	err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+		out, err = transformSink(p.chain, sr)
+		return err
+	})
+	return out, err
+}
+
 func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
 	ks, k, err := p.key.ToConnect(r.Topic, r.Key)
 	if err != nil {
-		return nil, fmt.Errorf("convert key of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		return nil, &stageError{stage: stageKeyConverter, class: p.keys.KeyConverter,
+			err: fmt.Errorf("convert key of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)}
 	}
 	vs, v, err := p.value.ToConnect(r.Topic, r.Value)
 	if err != nil {
-		return nil, fmt.Errorf("convert value of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		return nil, &stageError{stage: stageValueConverter, class: p.keys.ValueConverter,
+			err: fmt.Errorf("convert value of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)}
 	}
 	sr := &connectors.SinkRecord{
 		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
 		KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
 	}
 	if sr.Headers, err = headersFromKafka(p.headers, r); err != nil {
-		return nil, err
+		return nil, &stageError{stage: stageHeaderConverter, err: err}
 	}
 	return sr, nil
 }
 
-// deadLetter handles a record that cannot be converted under
+// deadLetter handles a record that cannot be converted or transformed under
 // errors.tolerance=all: logged if asked, sent to the dead letter queue if one
 // is configured, and in any case not written (invariant 7).
 func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause error) error {
@@ -261,7 +279,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		if p.keys.LogMessages {
 			ev = ev.Bytes("value", r.Value)
 		}
-		ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
+		ev.Msg("skipping a record that failed (errors.tolerance=all)")
 	}
 	if p.keys.DLQ.Topic == "" {
 		return nil
@@ -276,8 +294,9 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		h("offset", strconv.FormatInt(r.Offset, 10))
 		h("connector.name", p.id.Connector)
 		h("task.id", strconv.Itoa(p.id.Task))
-		h("stage", "VALUE_CONVERTER")
-		h("class.name", p.keys.ValueConverter)
+		stage, class := stageOf(cause, p.keys.ValueConverter)
+		h("stage", stage)
+		h("class.name", class)
 		h("exception.class.name", fmt.Sprintf("%T", cause))
 		h("exception.message", cause.Error())
 		h("exception.stacktrace", cause.Error())

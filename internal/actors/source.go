@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
@@ -21,10 +20,9 @@ import (
 // -> the task's Commit.
 type sourcePipeline struct {
 	*taskRun
-	task       connectors.SourceTask
-	key, value converters.Converter
-	headers    converters.HeaderConverter
-	keys       connconfig.Runtime
+	task connectors.SourceTask
+	codec
+	keys connconfig.Runtime
 
 	tracker   *offsetTracker
 	topics    map[string]bool // topics known to exist
@@ -151,28 +149,30 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		return nil
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
+	if p.chain != nil {
+		var out *connectors.SourceRecord
+		err := retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+			out, err = transformSource(p.chain, rec)
+			return err
+		})
+		if err != nil {
+			return p.failed(ctx, e, rec, err)
+		}
+		if out == nil {
+			// Dropped by a transform: nothing to produce, and its offset
+			// commits like a produced record's.
+			p.tracker.skip(e)
+			return nil
+		}
+		rec = out
+	}
 	var kr *kgo.Record
 	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
 		kr, err = p.convert(rec)
 		return err
 	})
 	if err != nil {
-		if !p.keys.TolerateAll() || ctx.Err() != nil {
-			// Invariant 1: the record was not produced, so its partition's
-			// watermark stops before it; the task fails (or stops) and its
-			// next instance reads it again.
-			p.tracker.ack(e, err)
-			return err
-		}
-		if p.keys.LogErrors {
-			ev := p.log.Warn().Err(err).Str("topic", rec.Topic)
-			if p.keys.LogMessages {
-				ev = ev.Interface("offset", rec.Offset)
-			}
-			ev.Msg("skipping a record that cannot be converted (errors.tolerance=all)")
-		}
-		p.tracker.skip(e)
-		return nil
+		return p.failed(ctx, e, rec, err)
 	}
 	if !p.topics[kr.Topic] {
 		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
@@ -199,20 +199,43 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord) (*kgo.Record, err
 	}
 	k, err := p.key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return nil, fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)
+		return nil, &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)}
 	}
 	v, err := p.value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return nil, fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)
+		return nil, &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)}
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: k, Value: v, Timestamp: rec.Timestamp, Partition: -1}
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
 	}
 	if kr.Headers, err = headersToKafka(p.headers, rec.Topic, rec.Headers); err != nil {
-		return nil, err
+		return nil, &stageError{stage: stageHeaderConverter, err: err}
 	}
 	return kr, nil
+}
+
+// failed handles a record that failed to transform or convert, as
+// errors.tolerance says: with none the task fails; with all the record is
+// skipped (logged if asked) and its offset commits.
+func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors.SourceRecord, err error) error {
+	if !p.keys.TolerateAll() || ctx.Err() != nil {
+		// Invariant 1: the record was not produced, so its partition's
+		// watermark stops before it; the task fails (or stops) and its
+		// next instance reads it again.
+		p.tracker.ack(e, err)
+		return err
+	}
+	if p.keys.LogErrors {
+		stage, _ := stageOf(err, "")
+		ev := p.log.Warn().Err(err).Str("topic", rec.Topic).Str("stage", stage)
+		if p.keys.LogMessages {
+			ev = ev.Interface("offset", rec.Offset)
+		}
+		ev.Msg("skipping a record that failed (errors.tolerance=all)")
+	}
+	p.tracker.skip(e)
+	return nil
 }
 
 // ensureTopic creates a topic the task writes to when it is missing, with

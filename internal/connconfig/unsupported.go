@@ -44,8 +44,6 @@ func unsupported(t connectors.Type, k, v string) string {
 		}
 	}
 	switch {
-	case (k == Transforms || k == Predicates) && v != "":
-		return "Single message transforms and predicates are not supported by this version of Sluice yet. Remove the key."
 	case k == HeaderConverter && IsSimpleHeaderConverter(v):
 		return fmt.Sprintf("SimpleHeaderConverter is not supported by this version of Sluice yet: without a %s, headers pass through as bytes (ByteArrayConverter). Name another converter or remove the key.", HeaderConverter)
 	case t == connectors.Sink:

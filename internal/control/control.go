@@ -9,6 +9,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -300,6 +301,12 @@ func (c *Controller) Plugins(connectorsOnly bool) []PluginInfo {
 		for _, cl := range conv {
 			out = append(out, PluginInfo{Class: cl, Type: PluginTypeConverter, Version: c.o.Version})
 		}
+		for _, t := range c.o.Plugins.Transforms() {
+			out = append(out, PluginInfo{Class: t.Class, Type: PluginTypeTransformation, Version: cmp.Or(t.Version, c.o.Version)})
+		}
+		for _, p := range c.o.Plugins.Predicates() {
+			out = append(out, PluginInfo{Class: p.Class, Type: PluginTypePredicate, Version: cmp.Or(p.Version, c.o.Version)})
+		}
 	}
 	if out == nil {
 		out = []PluginInfo{}
@@ -314,6 +321,18 @@ func (c *Controller) Plugins(connectorsOnly bool) []PluginInfo {
 func (c *Controller) PluginConfig(class string) ([]ConfigKeyInfo, error) {
 	p, err := c.o.Plugins.Lookup(class)
 	if err != nil {
+		// A transform's or predicate's own keys, as Connect lists them.
+		if def, ok, derr := c.transformDef(class); ok {
+			if derr != nil {
+				return nil, errorf(http.StatusInternalServerError, "%v", derr)
+			}
+			orders := map[string]int{}
+			out := []ConfigKeyInfo{}
+			for _, k := range def.Keys() {
+				out = append(out, keyInfo(k, orders))
+			}
+			return out, nil
+		}
 		return nil, errorf(http.StatusNotFound, "Unknown plugin %s. %v", class, err)
 	}
 	own, err := pluginDef(p)
@@ -348,4 +367,26 @@ func safely(class, doing string, f func()) (err error) {
 	}()
 	f()
 	return nil
+}
+
+// transformDef is the config definition of the transform or predicate
+// class names, and whether there is one. Plugin code may panic.
+func (c *Controller) transformDef(class string) (def *connectors.ConfigDef, ok bool, err error) {
+	if t, lerr := c.o.Plugins.LookupTransform(class); lerr == nil {
+		err = safely(t.Class, "describing its config", func() {
+			inst := t.New()
+			def = inst.Config()
+			_ = inst.Close()
+		})
+		return cmp.Or(def, connectors.NewConfigDef()), true, err
+	}
+	if p, lerr := c.o.Plugins.LookupPredicate(class); lerr == nil {
+		err = safely(p.Class, "describing its config", func() {
+			inst := p.New()
+			def = inst.Config()
+			_ = inst.Close()
+		})
+		return cmp.Or(def, connectors.NewConfigDef()), true, err
+	}
+	return nil, false, nil
 }

@@ -142,7 +142,7 @@ func TestCreateRefusals(t *testing.T) {
 			config: controltest.SourceConfig("tasks.max", "0", "batch.size", "-3", "errors.tolerance", "some",
 				"mode", "query", "key.converter", "com.example.NoConverter", "transforms", "t1"),
 			code: 400,
-			keys: []string{"tasks.max", "batch.size", "errors.tolerance", "query", "key.converter", "transforms", "transforms.t1.type"}},
+			keys: []string{"tasks.max", "batch.size", "errors.tolerance", "query", "key.converter", "transforms.t1.type"}},
 		// Connect keys this version would not honour are refused, each by
 		// name, rather than accepted and ignored.
 		{name: "keys not honoured", conn: "x",
@@ -154,7 +154,7 @@ func TestCreateRefusals(t *testing.T) {
 			code: 400,
 			keys: []string{"producer.override.acks", "consumer.override.max.poll.records", "admin.override.client.id",
 				"header.converter", "topic.creation.groups", "topic.creation.default.cleanup.policy", "exactly.once.support",
-				"transaction.boundary", "offsets.storage.topic", "predicates"}},
+				"transaction.boundary", "offsets.storage.topic", "predicates.p.type"}},
 
 		{name: "plugin key missing", conn: "x", config: map[string]string{"connector.class": controltest.SourceClass}, code: 400, keys: []string{"topic"}},
 		{name: "sink without topics", conn: "x", config: map[string]string{"connector.class": controltest.SinkClass, "file": "f"}, code: 400,
@@ -413,9 +413,48 @@ func TestPlugins(t *testing.T) {
 	all := e.C.Plugins(false)
 	want = append(want,
 		control.PluginInfo{Class: controltest.JSONConverter, Type: "converter", Version: "0.9.0"},
-		control.PluginInfo{Class: controltest.StringConverter, Type: "converter", Version: "0.9.0"})
+		control.PluginInfo{Class: controltest.StringConverter, Type: "converter", Version: "0.9.0"},
+		control.PluginInfo{Class: controltest.TransformClass, Type: "transformation", Version: "9.9"},
+		control.PluginInfo{Class: controltest.PredicateClass, Type: "predicate", Version: "0.9.0"})
 	if !reflect.DeepEqual(all, want) {
 		t.Fatalf("Plugins(false) = %+v", all)
+	}
+	// A transform's own keys, as GET /connector-plugins/{p}/config lists them.
+	keys, err := e.C.PluginConfig(controltest.TransformClass)
+	if err != nil || len(keys) != 1 || keys[0].Name != "topic" || !keys[0].Required {
+		t.Fatalf("PluginConfig(transform) = %+v, %v", keys, err)
+	}
+	if keys, err := e.C.PluginConfig(controltest.PredicateClass); err != nil || len(keys) != 0 {
+		t.Fatalf("PluginConfig(predicate) = %+v, %v", keys, err)
+	}
+}
+
+// A config with transforms is validated as each task will build it: an
+// unknown class lists the known ones, a missing key of the transform and
+// an undeclared predicate are named, and a good chain is accepted.
+func TestCreateValidatesTransforms(t *testing.T) {
+	e := controltest.NewEnv(t)
+	bad := controltest.SourceConfig("transforms", "r,u,p", "transforms.r.type", controltest.TransformClass,
+		"transforms.u.type", "com.example.Nope", "transforms.p.type", controltest.TransformClass, "transforms.p.topic", "x",
+		"transforms.p.predicate", "undeclared")
+	_, err := e.C.Create(ctx(t), "bad", bad, "")
+	var ce *control.Error
+	if !errors.As(err, &ce) || ce.Code != 400 {
+		t.Fatalf("bad transforms: %v, want 400", err)
+	}
+	for key, want := range map[string]string{
+		"transforms.r.topic":     "Missing required configuration",
+		"transforms.u.type":      controltest.TransformClass,
+		"transforms.p.predicate": "not declared",
+	} {
+		if got := strings.Join(ce.Keys[key], "|"); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want one containing %q", key, got, want)
+		}
+	}
+	good := controltest.SourceConfig("transforms", "r", "transforms.r.type", controltest.TransformClass, "transforms.r.topic", "renamed",
+		"transforms.r.predicate", "all", "predicates", "all", "predicates.all.type", controltest.PredicateClass)
+	if _, err := e.C.Create(ctx(t), "good", good, ""); err != nil {
+		t.Fatalf("good transforms refused: %v", err)
 	}
 }
 
@@ -471,13 +510,14 @@ func TestValidate(t *testing.T) {
 		byName[c.Definition.Name] = c
 		order = append(order, c.Definition.Name)
 	}
-	// Common keys first, then the plugin's, then undefined keys in error.
+	// Common keys first, then the plugin's, then each transform alias's
+	// keys (type, predicate, negate, then its class's own), as Connect's
+	// ConnectorConfig.enrich adds them.
 	if order[0] != "name" || order[1] != "connector.class" || !slices.Contains(order, "topic") ||
-		order[len(order)-1] != "transforms.a.type" {
+		!slices.Equal(order[len(order)-3:], []string{"transforms.a.type", "transforms.a.predicate", "transforms.a.negate"}) {
 		t.Errorf("order %v", order)
 	}
-	// transforms: this version refuses them rather than ignore them.
-	wantErrs := map[string]int{"tasks.max": 1, "query": 1, "transforms.a.type": 1, "transforms": 1}
+	wantErrs := map[string]int{"tasks.max": 1, "query": 1, "transforms.a.type": 1}
 	total := 0
 	for _, c := range res.Configs {
 		total += len(c.Value.Errors)
@@ -488,8 +528,8 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: nil list would encode as null", c.Definition.Name)
 		}
 	}
-	if res.ErrorCount != total || total != 4 {
-		t.Errorf("error_count %d, errors %d, want 4", res.ErrorCount, total)
+	if res.ErrorCount != total || total != 3 {
+		t.Errorf("error_count %d, errors %d, want 3", res.ErrorCount, total)
 	}
 	if v := byName["password"].Value.Value; v == nil || *v != "[hidden]" {
 		t.Errorf("password value %v, want hidden", v)
@@ -503,7 +543,7 @@ func TestValidate(t *testing.T) {
 	if !reflect.DeepEqual(byName["mode"].Value.RecommendedValues, []string{"bulk", "query"}) {
 		t.Errorf("mode recommended %v", byName["mode"].Value.RecommendedValues)
 	}
-	wantGroups := []string{"Common", "Transforms", "Predicates", "Error Handling", "Topic Creation", "Exactly Once Support", "offsets.storage", "Source"}
+	wantGroups := []string{"Common", "Transforms", "Predicates", "Error Handling", "Topic Creation", "Exactly Once Support", "offsets.storage", "Source", "Transforms: a"}
 	if !reflect.DeepEqual(res.Groups, wantGroups) {
 		t.Errorf("groups %v, want %v", res.Groups, wantGroups)
 	}

@@ -114,7 +114,9 @@ const (
 // Plugin types as GET /connector-plugins spells them, besides "source" and
 // "sink".
 const (
-	PluginTypeConverter = "converter"
+	PluginTypeConverter      = "converter"
+	PluginTypeTransformation = "transformation"
+	PluginTypePredicate      = "predicate"
 	// TypeUnknown is the type of a connector whose class no plugin has.
 	TypeUnknown = "unknown"
 )

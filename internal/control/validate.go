@@ -1,6 +1,7 @@
 package control
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/transform"
 )
 
 // evaluation is a config checked by every validator there is: the common
@@ -64,11 +66,19 @@ func (c *Controller) evaluate(config map[string]string) *evaluation {
 		}
 		ev.def = ev.def.Merge(own)
 	}
+	// The keys of each transform and predicate alias, as Connect's
+	// ConnectorConfig.enrich adds them; transform code may panic too.
+	if err := safely("transforms", "describing their config", func() {
+		ev.def = ev.def.Merge(transform.Definitions(c.o.Plugins, config))
+	}); err != nil {
+		ev.add(connconfig.Transforms, err.Error())
+	}
 	ev.values = ev.def.Validate(config)
 	for _, v := range ev.values {
 		ev.add(v.Name, v.Errors...)
 	}
 	ev.addAll(connconfig.Validate(t, config))
+	ev.addAll(c.checkTransforms(config))
 	if v, ok := inst.(connectors.ConfigValidator); ok {
 		var errs map[string][]string
 		if err := safely(ev.plugin.Class, "validating a config", func() { errs = v.ValidateConfig(config) }); err != nil {
@@ -217,4 +227,26 @@ func ParseInitialState(s string) (InitialState, error) {
 		return st, nil
 	}
 	return "", errorf(http.StatusBadRequest, "Invalid initial_state %q: must be one of RUNNING, PAUSED, STOPPED", s)
+}
+
+// checkTransforms builds the chain of transforms config names, as each task
+// will, so that what would fail a task at start (an unknown class, a bad
+// key, a transform that refuses its config) is refused by name now.
+func (c *Controller) checkTransforms(config map[string]string) (ce *connectors.ConfigError) {
+	err := safely("transforms", "configuring them", func() {
+		chain, err := transform.Build(c.o.Plugins, config)
+		if err != nil {
+			if !errors.As(err, &ce) {
+				ce = &connectors.ConfigError{}
+				ce.Add(connconfig.Transforms, err.Error())
+			}
+			return
+		}
+		_ = chain.Close()
+	})
+	if err != nil {
+		ce = &connectors.ConfigError{}
+		ce.Add(connconfig.Transforms, err.Error())
+	}
+	return ce
 }

@@ -105,7 +105,7 @@ func (c *Chain) Close() error {
 // config without transforms gives a nil chain, which passes records on.
 func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 	aliases := connectors.SplitList(config[connconfig.Transforms])
-	if len(aliases) == 0 {
+	if len(aliases) == 0 && len(connectors.SplitList(config[connconfig.Predicates])) == 0 {
 		return nil, nil
 	}
 	ce := &connectors.ConfigError{}
@@ -126,7 +126,9 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 			c.steps = append(c.steps, s)
 		}
 	}
-	if err := ce.Err(); err != nil {
+	if err := ce.Err(); err != nil || len(c.steps) == 0 {
+		// Predicates without transforms are checked, and have nothing to
+		// do.
 		_ = c.Close()
 		return nil, err
 	}
@@ -135,36 +137,23 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 
 func buildStep(reg *connectors.Registry, config map[string]string, alias string, preds map[string]connectors.Predicate, ce *connectors.ConfigError) (step, bool) {
 	prefix := connconfig.Transforms + "." + alias + "."
-	own := withPrefix(config, prefix)
-	class := strings.TrimSpace(own[typeKey])
-	if class == "" {
-		ce.Add(prefix+typeKey, fmt.Sprintf("Missing required configuration %q which has no default value.", prefix+typeKey))
-		return step{}, false
-	}
-	p, err := reg.LookupTransform(class)
-	if err != nil {
-		ce.Add(prefix+typeKey, err.Error())
+	p, t, ok := lookupTransform(reg, config, prefix, ce)
+	if !ok {
 		return step{}, false
 	}
 	s := step{alias: alias, class: p.Class}
-	if name := strings.TrimSpace(own[predicateKey]); name != "" {
+	if name := strings.TrimSpace(config[prefix+predicateKey]); name != "" {
 		pr, declared := preds[name]
 		if !declared {
 			ce.Add(prefix+predicateKey, fmt.Sprintf("Predicate %q is not declared in %s", name, connconfig.Predicates))
+			_ = t.Close()
 			return step{}, false
 		}
 		s.pred = pr
 	}
-	switch v := strings.TrimSpace(own[negateKey]); {
-	case v == "" || strings.EqualFold(v, "false"):
-	case strings.EqualFold(v, "true"):
-		s.negate = true
-	default:
-		ce.Add(prefix+negateKey, fmt.Sprintf("Invalid value %q for configuration %s: expected a boolean", v, prefix+negateKey))
-		return step{}, false
-	}
-	t := p.New()
-	if !configure(t.Config(), t.Configure, own, prefix, ce) {
+	s.negate = strings.EqualFold(strings.TrimSpace(config[prefix+negateKey]), "true")
+	def := TransformDef(alias, t.Config())
+	if !configure(def, t.Configure, config, prefix, ce) {
 		_ = t.Close()
 		return step{}, false
 	}
@@ -172,12 +161,26 @@ func buildStep(reg *connectors.Registry, config map[string]string, alias string,
 	return s, true
 }
 
+// lookupTransform finds and instantiates the transform prefix+type names.
+func lookupTransform(reg *connectors.Registry, config map[string]string, prefix string, ce *connectors.ConfigError) (connectors.TransformPlugin, connectors.Transform, bool) {
+	class := strings.TrimSpace(config[prefix+typeKey])
+	if class == "" {
+		ce.Add(prefix+typeKey, missing(prefix+typeKey))
+		return connectors.TransformPlugin{}, nil, false
+	}
+	p, err := reg.LookupTransform(class)
+	if err != nil {
+		ce.Add(prefix+typeKey, err.Error())
+		return p, nil, false
+	}
+	return p, p.New(), true
+}
+
 func buildPredicate(reg *connectors.Registry, config map[string]string, alias string, ce *connectors.ConfigError) connectors.Predicate {
 	prefix := connconfig.Predicates + "." + alias + "."
-	own := withPrefix(config, prefix)
-	class := strings.TrimSpace(own[typeKey])
+	class := strings.TrimSpace(config[prefix+typeKey])
 	if class == "" {
-		ce.Add(prefix+typeKey, fmt.Sprintf("Missing required configuration %q which has no default value.", prefix+typeKey))
+		ce.Add(prefix+typeKey, missing(prefix+typeKey))
 		return nil
 	}
 	p, err := reg.LookupPredicate(class)
@@ -186,30 +189,33 @@ func buildPredicate(reg *connectors.Registry, config map[string]string, alias st
 		return nil
 	}
 	pr := p.New()
-	if !configure(pr.Config(), pr.Configure, own, prefix, ce) {
+	if !configure(PredicateDef(alias, pr.Config()), pr.Configure, config, prefix, ce) {
 		_ = pr.Close()
 		return nil
 	}
 	return pr
 }
 
-// configure validates own against def, naming bad keys with prefix, then
-// hands own to configure; an error it returns is attributed to the key a
-// *connectors.ConfigError names, else to the alias's type key.
-func configure(def *connectors.ConfigDef, configure func(map[string]string) error, own map[string]string, prefix string, ce *connectors.ConfigError) bool {
+func missing(key string) string {
+	return fmt.Sprintf("Missing required configuration %q which has no default value.", key)
+}
+
+// configure validates config against def (the alias's prefixed keys) and
+// hands the alias's own keys, prefix stripped, to configure; an error it
+// returns is attributed to the key a *connectors.ConfigError names, else to
+// the alias's type key.
+func configure(def *connectors.ConfigDef, configure func(map[string]string) error, config map[string]string, prefix string, ce *connectors.ConfigError) bool {
 	ok := true
-	if def != nil {
-		for _, v := range def.Validate(own) {
-			for _, e := range v.Errors {
-				ce.Add(prefix+v.Name, e)
-				ok = false
-			}
+	for _, v := range def.Validate(config) {
+		for _, e := range v.Errors {
+			ce.Add(v.Name, e)
+			ok = false
 		}
 	}
 	if !ok {
 		return false
 	}
-	if err := configure(own); err != nil {
+	if err := configure(withPrefix(config, prefix)); err != nil {
 		var keyed *connectors.ConfigError
 		if errors.As(err, &keyed) {
 			for k, msgs := range keyed.Errors {

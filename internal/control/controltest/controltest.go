@@ -86,8 +86,44 @@ func Registry() *connectors.Registry {
 		Class: PanicClass, Type: connectors.Source,
 		New: func() connectors.Connector { return &panicky{} },
 	})
+	if err := r.RegisterTransform(connectors.TransformPlugin{Class: TransformClass, Version: "9.9",
+		New: func() connectors.Transform { return &rename{} }}); err != nil {
+		panic(err)
+	}
+	if err := r.RegisterPredicate(connectors.PredicatePlugin{Class: PredicateClass,
+		New: func() connectors.Predicate { return &always{} }}); err != nil {
+		panic(err)
+	}
 	return r
 }
+
+// The test transform and predicate.
+const (
+	TransformClass = "com.example.Rename"
+	PredicateClass = "com.example.Always"
+)
+
+// rename sets the topic to its required "topic" key.
+type rename struct{ topic string }
+
+func (t *rename) Config() *connectors.ConfigDef {
+	return connectors.NewConfigDef().Define(connectors.ConfigKey{Name: "topic", Required: true, Doc: "The new topic."})
+}
+func (t *rename) Configure(c map[string]string) error { t.topic = c["topic"]; return nil }
+func (t *rename) Apply(r *connectors.Record) (*connectors.Record, error) {
+	out := *r
+	out.Topic = t.topic
+	return &out, nil
+}
+func (t *rename) Close() error { return nil }
+
+// always matches every record.
+type always struct{}
+
+func (always) Config() *connectors.ConfigDef     { return connectors.NewConfigDef() }
+func (always) Configure(map[string]string) error { return nil }
+func (always) Test(*connectors.Record) bool      { return true }
+func (always) Close() error                      { return nil }
 
 // CheckConverters accepts only the JSON and string converters.
 func CheckConverters(cfg map[string]string) *connectors.ConfigError {
