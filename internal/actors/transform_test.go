@@ -95,7 +95,7 @@ func TestSourceTransformsRouteAndDrop(t *testing.T) {
 	hooksFor("src-t").records = 100
 	routed := e.topic("src-t-routed")
 	e.create("src-t", withConv(map[string]string{"name": "src-t", "connector.class": "test.TestSource", "topic": e.topic("src-t-out"),
-		"transforms": "drop,route",
+		"transforms":           "drop,route",
 		"transforms.drop.type": "test.Drop", "transforms.drop.every": "10", "transforms.drop.n": "9",
 		"transforms.route.type": "test.Drop", "transforms.route.topic": routed}))
 	recs := e.readTopic(routed, 90)
@@ -162,7 +162,7 @@ func TestSinkTransformsDropAndDeadLetter(t *testing.T) {
 	dlq := e.topic("sink-t-dlq")
 	e.create("sink-t", withConv(map[string]string{"name": "sink-t", "connector.class": "test.TestSink", "topics": in,
 		"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.context.headers.enable": "true",
-		"transforms": "drop,fail",
+		"transforms":           "drop,fail",
 		"transforms.drop.type": "test.Drop", "transforms.drop.every": "10", "transforms.drop.n": "0",
 		"transforms.fail.type": "test.Fail", "transforms.fail.n": "13"}))
 	h := hooksFor("sink-t")

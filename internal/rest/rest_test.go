@@ -510,7 +510,8 @@ func TestPlugins(t *testing.T) {
 		t.Errorf("connectorsOnly=true: %v", got)
 	}
 	all := classes(do(t, "GET", s.url+"/connector-plugins?connectorsOnly=false", ""))
-	if !slices.Contains(all, controltest.JSONConverter) || len(all) != len(only)+2 {
+	// Two converters, a transformation and a predicate.
+	if !slices.Contains(all, controltest.JSONConverter) || !slices.Contains(all, controltest.TransformClass) || len(all) != len(only)+4 {
 		t.Errorf("all plugins: %v", all)
 	}
 	wantError(t, do(t, "GET", s.url+"/connector-plugins?connectorsOnly=maybe", ""), 400)
