@@ -109,9 +109,12 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 		return nil, nil
 	}
 	ce := &connectors.ConfigError{}
+	predAliases := connectors.SplitList(config[connconfig.Predicates])
+	refuseDuplicates(ce, connconfig.Transforms, aliases)
+	refuseDuplicates(ce, connconfig.Predicates, predAliases)
 	c := &Chain{}
 	preds := map[string]connectors.Predicate{}
-	for _, p := range connectors.SplitList(config[connconfig.Predicates]) {
+	for _, p := range predAliases {
 		if _, dup := preds[p]; dup {
 			continue
 		}
@@ -133,6 +136,19 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 	return c, nil
 }
 
+// refuseDuplicates refuses a list of aliases that names one twice, as
+// Connect's alias validator does.
+func refuseDuplicates(ce *connectors.ConfigError, key string, aliases []string) {
+	seen := map[string]bool{}
+	for _, a := range aliases {
+		if seen[a] {
+			ce.Add(key, fmt.Sprintf("Invalid value %s for configuration %s: Duplicate alias provided.", strings.Join(aliases, ","), key))
+			return
+		}
+		seen[a] = true
+	}
+}
+
 func buildStep(reg *connectors.Registry, config map[string]string, alias string, preds map[string]connectors.Predicate, ce *connectors.ConfigError) (step, bool) {
 	prefix := connconfig.Transforms + "." + alias + "."
 	own := withPrefix(config, prefix)
@@ -147,6 +163,11 @@ func buildStep(reg *connectors.Registry, config map[string]string, alias string,
 		return step{}, false
 	}
 	s := step{alias: alias, class: p.Class}
+	_, hasNegate := own[negateKey]
+	if _, hasPredicate := own[predicateKey]; hasNegate && !hasPredicate {
+		ce.Add(prefix+negateKey, fmt.Sprintf("Config '%s' was provided but there is no config '%s' defining a predicate to be negated.", prefix+negateKey, prefix+predicateKey))
+		return step{}, false
+	}
 	if name := strings.TrimSpace(own[predicateKey]); name != "" {
 		pr, declared := preds[name]
 		if !declared {
