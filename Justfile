@@ -48,6 +48,11 @@ test-kafka:
     bash test/kafka/kafka.sh start "$port" "$dir"
     SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./internal/actors/ ./internal/state/ ./internal/control/... ./internal/rest/ ./internal/admin/ ./internal/worker/ ./internal/cluster/... ./internal/offsets/ ./internal/topics/ ./test/
 
+# Kafka's jars and the harness are built by Maven (test/transforms) on first use.
+# Regenerate the transforms' golden file (connectors/transforms/testdata/expected.json) from Apache Kafka's own transforms.
+transforms-golden:
+    bash test/transforms/golden.sh
+
 # DURATION (default 3m) sets how long; SLUICE_CHAOS_SEED replays a run,
 # SLUICE_TEST_BOOTSTRAP runs it against an external broker, and
 # SLUICE_CHAOS_REPORT says where the JSON summary goes.

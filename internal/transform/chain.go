@@ -109,9 +109,12 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 		return nil, nil
 	}
 	ce := &connectors.ConfigError{}
+	predAliases := connectors.SplitList(config[connconfig.Predicates])
+	refuseDuplicates(ce, connconfig.Transforms, aliases)
+	refuseDuplicates(ce, connconfig.Predicates, predAliases)
 	c := &Chain{}
 	preds := map[string]connectors.Predicate{}
-	for _, p := range connectors.SplitList(config[connconfig.Predicates]) {
+	for _, p := range predAliases {
 		if _, dup := preds[p]; dup {
 			continue
 		}
@@ -135,6 +138,19 @@ func Build(reg *connectors.Registry, config map[string]string) (*Chain, error) {
 	return c, nil
 }
 
+// refuseDuplicates refuses a list of aliases that names one twice, as
+// Connect's alias validator does.
+func refuseDuplicates(ce *connectors.ConfigError, key string, aliases []string) {
+	seen := map[string]bool{}
+	for _, a := range aliases {
+		if seen[a] {
+			ce.Add(key, fmt.Sprintf("Invalid value %s for configuration %s: Duplicate alias provided.", strings.Join(aliases, ","), key))
+			return
+		}
+		seen[a] = true
+	}
+}
+
 func buildStep(reg *connectors.Registry, config map[string]string, alias string, preds map[string]connectors.Predicate, ce *connectors.ConfigError) (step, bool) {
 	prefix := connconfig.Transforms + "." + alias + "."
 	p, t, ok := lookupTransform(reg, config, prefix, ce)
@@ -142,6 +158,11 @@ func buildStep(reg *connectors.Registry, config map[string]string, alias string,
 		return step{}, false
 	}
 	s := step{alias: alias, class: p.Class}
+	_, hasNegate := config[prefix+negateKey]
+	if _, hasPredicate := config[prefix+predicateKey]; hasNegate && !hasPredicate {
+		ce.Add(prefix+negateKey, fmt.Sprintf("Config '%s' was provided but there is no config '%s' defining a predicate to be negated.", prefix+negateKey, prefix+predicateKey))
+		return step{}, false
+	}
 	if name := strings.TrimSpace(config[prefix+predicateKey]); name != "" {
 		pr, declared := preds[name]
 		if !declared {
@@ -153,7 +174,14 @@ func buildStep(reg *connectors.Registry, config map[string]string, alias string,
 	}
 	s.negate = strings.EqualFold(strings.TrimSpace(config[prefix+negateKey]), "true")
 	def := TransformDef(alias, t.Config())
-	if !configure(def, t.Configure, config, prefix, ce) {
+	// As Connect's ConnectorConfig, the runtime's own predicate and negate
+	// keys are not the transform's.
+	withoutRuntimeKeys := func(own map[string]string) error {
+		delete(own, predicateKey)
+		delete(own, negateKey)
+		return t.Configure(own)
+	}
+	if !configure(def, withoutRuntimeKeys, config, prefix, ce) {
 		_ = t.Close()
 		return step{}, false
 	}

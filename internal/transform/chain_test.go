@@ -130,6 +130,7 @@ func TestBuildNamesEveryBadKey(t *testing.T) {
 		"transforms.undeclared.type": "test.Suffix", "transforms.undeclared.suffix": "x", "transforms.undeclared.predicate": "nope",
 		"transforms.refused.type": "test.Suffix", "transforms.refused.suffix": "refuse",
 		"transforms.badNegate.type": "test.Suffix", "transforms.badNegate.suffix": "x", "transforms.badNegate.negate": "maybe",
+		"transforms.badNegate.predicate": "p",
 		"predicates":        "p",
 		"predicates.p.type": "test.TopicIs",
 	}
@@ -192,5 +193,28 @@ func TestDefinitions(t *testing.T) {
 	}
 	if k, _ := d.Key("transforms.a.suffix"); k.Group != "Transforms: a" || !k.Required {
 		t.Fatalf("transforms.a.suffix %+v", k)
+	}
+}
+
+// What Connect's ConnectorConfig refuses, Build refuses too: an alias named
+// twice, and negate without a predicate to negate.
+func TestBuildRefusesWhatConnectRefuses(t *testing.T) {
+	closed := 0
+	reg := registry(t, &closed)
+	for _, tc := range []struct {
+		config map[string]string
+		key    string
+	}{
+		{map[string]string{"transforms": "a,a", "transforms.a.type": "test.Suffix", "transforms.a.suffix": "x"}, "transforms"},
+		{map[string]string{"transforms": "a", "transforms.a.type": "test.Suffix", "transforms.a.suffix": "x",
+			"predicates": "p,p", "predicates.p.type": "test.TopicIs", "predicates.p.topic": "t"}, "predicates"},
+		{map[string]string{"transforms": "a", "transforms.a.type": "test.Suffix", "transforms.a.suffix": "x", "transforms.a.negate": "true"},
+			"transforms.a.negate"},
+	} {
+		_, err := Build(reg, tc.config)
+		var ce *connectors.ConfigError
+		if !errors.As(err, &ce) || len(ce.Errors[tc.key]) == 0 {
+			t.Errorf("%v: %v, want an error on %s", tc.config, err, tc.key)
+		}
 	}
 }
