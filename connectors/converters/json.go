@@ -176,11 +176,12 @@ func (c *JSONConverter) appendSchema(b []byte, s *connectors.Schema) ([]byte, er
 	var err error
 	switch s.Type {
 	case connectors.Array:
-		if s.Items == nil {
-			return nil, errorf("array schema has no items schema")
-		}
+		// An array whose elements have no one schema (Values.parseString of
+		// a mixed literal) has "items": null, as Connect writes it.
 		b = append(b, `,"items":`...)
-		if b, err = c.appendSchema(b, s.Items); err != nil {
+		if s.Items == nil {
+			b = append(b, "null"...)
+		} else if b, err = c.appendSchema(b, s.Items); err != nil {
 			return nil, inField(err, "items")
 		}
 	case connectors.Map:
@@ -347,10 +348,7 @@ func (c *JSONConverter) appendValue(b []byte, s *connectors.Schema, v any) ([]by
 		}
 	case connectors.Array:
 		if x, ok := v.([]any); ok {
-			if s.Items == nil {
-				return nil, errorf("array schema has no items schema")
-			}
-			return c.appendArray(b, s.Items, x)
+			return c.appendArray(b, s.Items, x) // nil Items: schemaless elements
 		}
 	case connectors.Map:
 		if x, ok := v.(map[string]any); ok {
