@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/transform"
 )
 
 // Helpers for the tests of Cast, Flatten, ExtractField, HoistField,
@@ -355,5 +356,52 @@ func TestSchemaCacheIsBounded(t *testing.T) {
 	}
 	if len(c.m) != schemaCacheSize || c.get(first) != nil {
 		t.Fatalf("cache holds %d, first still there: %v", len(c.m), c.get(first) != nil)
+	}
+}
+
+// TestChainOfPortedTransforms builds a connector's chain of these
+// transforms from its config, as the runtime does, by the names a
+// connector config uses, and runs a record through it.
+func TestChainOfPortedTransforms(t *testing.T) {
+	reg := connectors.NewRegistry()
+	if err := Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	chain, err := transform.Build(reg, map[string]string{
+		"transforms":                  "hoist,flat,cast,key,extract,meta",
+		"transforms.hoist.type":       "org.apache.kafka.connect.transforms.HoistField$Value",
+		"transforms.hoist.field":      "outer",
+		"transforms.flat.type":        "Flatten$Value",
+		"transforms.flat.delimiter":   "_",
+		"transforms.cast.type":        "org.apache.kafka.connect.transforms.Cast$Value",
+		"transforms.cast.spec":        "outer_id:string",
+		"transforms.key.type":         "ValueToKey",
+		"transforms.key.fields":       "outer_id",
+		"transforms.extract.type":     "ExtractField$Key",
+		"transforms.extract.field":    "outer_id",
+		"transforms.meta.type":        "SetSchemaMetadata$Value",
+		"transforms.meta.schema.name": "flat",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	in := connectors.StructSchema("in", xfField("id", connectors.Int64Schema), xfField("name", connectors.StringSchema))
+	out, err := chain.Apply(&connectors.Record{ValueSchema: in, Value: xfStruct(in, "id", int64(7), "name", "n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := out.Value.(*connectors.StructValue)
+	if out.Key != "7" || out.KeySchema.Type != connectors.String || out.ValueSchema.Name != "flat" ||
+		v.Get("outer_id") != "7" || v.Get("outer_name") != "n" || v.Schema != out.ValueSchema {
+		t.Fatalf("%+v %+v", out, v)
+	}
+
+	_, err = transform.Build(reg, map[string]string{
+		"transforms": "c", "transforms.c.type": "Cast$Key", "transforms.c.spec": "a:bytes",
+	})
+	var ce *connectors.ConfigError
+	if !errors.As(err, &ce) || len(ce.Errors["transforms.c.spec"]) != 1 {
+		t.Fatalf("bad spec: %v", err)
 	}
 }
