@@ -68,7 +68,7 @@ func TestFlattenWithSchema(t *testing.T) {
 			want: xfStruct(flatMeta, "dec", big.NewRat(1, 4), "ts", time.UnixMilli(3))},
 		{name: "delimiter", props: xfProps("delimiter", "#"), schema: optOuter, value: xfStruct(optOuter, "B", connectors.NewStruct(optInner)),
 			wantSchema: connectors.StructSchema("", xfField("B#opt_int32", connectors.Int32Schema.Optionally())),
-			check: func(*testing.T, *connectors.Schema, any) {}},
+			check:      func(*testing.T, *connectors.Schema, any) {}},
 		{name: "top level struct required", schema: connectors.Int32Schema, value: int32(42),
 			wantErr: "Only Struct objects supported for [flattening], found: java.lang.Integer"},
 	}, false)
