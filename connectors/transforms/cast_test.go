@@ -179,6 +179,10 @@ func TestCastNumbers(t *testing.T) {
 		one("boolean", f64, -1.0, true),
 		one("float64", f32, float32(1.1), float64(float32(1.1))),
 		one("int8", connectors.BooleanSchema, true, int8(1)),
+		one("int16", connectors.BooleanSchema, true, int16(1)),
+		one("int32", connectors.BooleanSchema, false, int32(0)),
+		one("int64", connectors.BooleanSchema, true, int64(1)),
+		one("float32", connectors.BooleanSchema, true, float32(1)),
 		one("float64", connectors.BooleanSchema, false, 0.0),
 		// Decimals truncate, then keep the low-order bits.
 		one("int32", xfDecimal("0"), big.NewRat(1<<31, 1), int32(math.MinInt32)),

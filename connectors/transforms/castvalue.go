@@ -70,7 +70,7 @@ func castTo(v any, target connectors.SchemaType, s *connectors.Schema) (any, err
 			return x, nil
 		case string:
 			// Boolean.parseBoolean: "true" in any case, anything else false.
-			return len(x) == 4 && (x[0]|0x20) == 't' && (x[1]|0x20) == 'r' && (x[2]|0x20) == 'u' && (x[3]|0x20) == 'e', nil
+			return strings.EqualFold(x, "true"), nil
 		}
 		n, ok := toJavaNumber(v)
 		if !ok {
@@ -174,7 +174,6 @@ type javaNumber struct {
 	f     float64
 	r     *big.Rat
 	isInt bool
-	isF32 bool
 }
 
 func toJavaNumber(v any) (javaNumber, bool) {
@@ -188,7 +187,7 @@ func toJavaNumber(v any) (javaNumber, bool) {
 	case int64:
 		return javaNumber{i: x, isInt: true}, true
 	case float32:
-		return javaNumber{f: float64(x), isF32: true}, true
+		return javaNumber{f: float64(x)}, true
 	case float64:
 		return javaNumber{f: x}, true
 	case *big.Rat:
@@ -258,8 +257,8 @@ func (n javaNumber) double() float64 {
 	return n.f
 }
 
-// decimalLongValue is BigDecimal.longValue(): the integer part's low-order 64 bits,
-// two's complement.
+// decimalLongValue is BigDecimal.longValue(): the integer part's
+// low-order 64 bits, two's complement.
 func decimalLongValue(r *big.Rat) int64 {
 	q := new(big.Int).Quo(r.Num(), r.Denom())
 	mask := new(big.Int).SetUint64(math.MaxUint64)

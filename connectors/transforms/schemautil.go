@@ -347,14 +347,6 @@ func valuesEqual(a, b any) bool {
 // typeName is a schema type as Connect's Schema.Type prints: INT32.
 func typeName(t connectors.SchemaType) string { return strings.ToUpper(string(t)) }
 
-// schemaString is ConnectSchema.toString: Schema{name:TYPE} or Schema{TYPE}.
-func schemaString(s *connectors.Schema) string {
-	if s.Name != "" {
-		return "Schema{" + s.Name + ":" + typeName(s.Type) + "}"
-	}
-	return "Schema{" + typeName(s.Type) + "}"
-}
-
 // javaClass is value.getClass() as Java prints it in a message: "class
 // java.lang.Integer", "class [B" for bytes.
 func javaClass(v any) string {

@@ -330,6 +330,31 @@ func TestSchemasEqual(t *testing.T) {
 	}
 }
 
+func TestValuesEqual(t *testing.T) {
+	s := connectors.StructSchema("", xfField("a", connectors.Int8Schema))
+	equal := [][2]any{
+		{nil, nil}, {int8(1), int8(1)}, {[]byte{1}, []byte{1}}, {big.NewRat(1, 2), big.NewRat(2, 4)},
+		{time.UnixMilli(5), time.UnixMilli(5).In(time.FixedZone("x", 60))},
+		{xfStruct(s, "a", int8(1)), xfStruct(connectors.StructSchema("", xfField("a", connectors.Int8Schema)), "a", int8(1))},
+		{[]any{[]byte{1}}, []any{[]byte{1}}}, {map[string]any{"a": []byte{1}}, map[string]any{"a": []byte{1}}},
+	}
+	differ := [][2]any{
+		{nil, int8(0)}, {int8(1), int16(1)}, {[]byte{1}, []byte{2}}, {big.NewRat(1, 2), "0.5"}, {time.UnixMilli(5), time.UnixMilli(6)},
+		{xfStruct(s, "a", int8(1)), xfStruct(s, "a", int8(2))}, {[]any{int8(1)}, []any{int8(1), int8(2)}},
+		{map[string]any{"a": int8(1)}, map[string]any{"b": int8(1)}}, {[]any{int8(1)}, []any{int8(2)}},
+	}
+	for _, p := range equal {
+		if !valuesEqual(p[0], p[1]) {
+			t.Errorf("%#v != %#v", p[0], p[1])
+		}
+	}
+	for _, p := range differ {
+		if valuesEqual(p[0], p[1]) {
+			t.Errorf("%#v == %#v", p[0], p[1])
+		}
+	}
+}
+
 func TestConnectList(t *testing.T) {
 	for in, want := range map[string][]string{
 		"":            nil,
