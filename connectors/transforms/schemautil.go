@@ -1,0 +1,420 @@
+package transforms
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// Helpers shared by the transforms: what Connect's SchemaUtil, SchemaBuilder,
+// Struct and ConnectSchema do for them, so that a transform built on these
+// refuses what Connect's refuses, with Connect's words.
+
+// replace.null.with.default (KIP-1040), which several transforms define
+// alike: when true a null field with a default reads as its default.
+const (
+	replaceNullConfig         = "replace.null.with.default"
+	replaceNullWithDefaultDoc = "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used."
+)
+
+// replaceNullKey defines replace.null.with.default as Connect does.
+func replaceNullKey() connectors.ConfigKey {
+	return connectors.ConfigKey{Name: replaceNullConfig, Type: connectors.TypeBoolean, Default: "true",
+		Importance: connectors.Medium, Doc: replaceNullWithDefaultDoc}
+}
+
+// copySchemaBasics is SchemaUtil.copySchemaBasics: a new schema of type t
+// with src's name, version, doc and parameters (and nothing else: not its
+// optionality, default, fields or element schemas).
+func copySchemaBasics(src *connectors.Schema, t connectors.SchemaType) *connectors.Schema {
+	s := &connectors.Schema{Type: t, Name: src.Name, Version: src.Version, Doc: src.Doc}
+	if len(src.Parameters) > 0 {
+		s.Parameters = make(map[string]string, len(src.Parameters))
+		for k, v := range src.Parameters {
+			s.Parameters[k] = v
+		}
+	}
+	return s
+}
+
+// copySchemaBasicsOf is SchemaUtil.copySchemaBasics(source): the basics of
+// src in a schema of its own type, keeping an array's element schema.
+func copySchemaBasicsOf(src *connectors.Schema) *connectors.Schema {
+	s := copySchemaBasics(src, src.Type)
+	if src.Type == connectors.Array {
+		s.Items = src.Items
+	}
+	return s
+}
+
+// addField is SchemaBuilder.field: it appends a field to a struct schema
+// being built, refusing an empty or repeated name as Connect does.
+func addField(s *connectors.Schema, name string, fs *connectors.Schema) error {
+	if s.Type != connectors.Struct {
+		return fmt.Errorf("Cannot create fields on type %s", typeName(s.Type))
+	}
+	if name == "" {
+		return fmt.Errorf("fieldName cannot be null.")
+	}
+	if fs == nil {
+		return fmt.Errorf("fieldSchema for field %s cannot be null.", name)
+	}
+	if i, _ := s.Field(name); i >= 0 {
+		return fmt.Errorf("Cannot create field because of field name duplication %s", name)
+	}
+	s.Fields = append(s.Fields, connectors.Field{Name: name, Schema: fs})
+	return nil
+}
+
+// setDefault is SchemaBuilder.defaultValue: the default must be a valid
+// value of the schema being built (its name included: a logical type's
+// default must be of the logical type's Go type).
+func setDefault(s *connectors.Schema, v any) error {
+	if err := validateValue(s, v, "value"); err != nil {
+		return &causedError{msg: "Invalid default value", cause: err}
+	}
+	s.Default = v
+	return nil
+}
+
+// causedError is an error with Connect's message and the exception it
+// wraps as its cause (SchemaBuilderException("Invalid default value", e)).
+type causedError struct {
+	msg   string
+	cause error
+}
+
+func (e *causedError) Error() string { return e.msg }
+func (e *causedError) Unwrap() error { return e.cause }
+
+// fieldIndex is Struct's lookupField: the index of a field by name, or
+// Connect's error for a name the schema lacks.
+func fieldIndex(s *connectors.Schema, name string) (int, error) {
+	i, _ := s.Field(name)
+	if i < 0 {
+		return -1, fmt.Errorf("%s is not a valid field name", name)
+	}
+	return i, nil
+}
+
+// structGet is Struct.get(Field): field i's value, or the field schema's
+// default when the value is null.
+func structGet(v *connectors.StructValue, i int) any {
+	if i < 0 || i >= len(v.Values) || i >= len(v.Schema.Fields) {
+		return nil
+	}
+	if val := v.Values[i]; val != nil {
+		return val
+	}
+	return v.Schema.Fields[i].Schema.Default
+}
+
+// structGetWithoutDefault is Struct.getWithoutDefault: the named field's
+// value as set, null included.
+func structGetWithoutDefault(v *connectors.StructValue, name string) (any, error) {
+	i, err := fieldIndex(v.Schema, name)
+	if err != nil {
+		return nil, err
+	}
+	if i >= len(v.Values) {
+		return nil, nil
+	}
+	return v.Values[i], nil
+}
+
+// structPut is Struct.put(Field, value): the value is validated against
+// field i's schema before it is set.
+func structPut(v *connectors.StructValue, i int, val any) error {
+	f := v.Schema.Fields[i]
+	if err := validateValue(f.Schema, val, `field: "`+f.Name+`"`); err != nil {
+		return err
+	}
+	v.Values[i] = val
+	return nil
+}
+
+// structPutName is Struct.put(String, value).
+func structPutName(v *connectors.StructValue, name string, val any) error {
+	i, err := fieldIndex(v.Schema, name)
+	if err != nil {
+		return err
+	}
+	return structPut(v, i, val)
+}
+
+// structValidate is Struct.validate: every field holds a valid value, a
+// null being allowed for an optional field or one with a default.
+func structValidate(v *connectors.StructValue) error {
+	for i, f := range v.Schema.Fields {
+		var val any
+		if i < len(v.Values) {
+			val = v.Values[i]
+		}
+		if val == nil && (f.Schema.Optional || f.Schema.Default != nil) {
+			continue
+		}
+		if err := validateValue(f.Schema, val, `field: "`+f.Name+`"`); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateValue is ConnectSchema.validateValue: v must be of the Go type
+// of s (its logical type's, when s is named after one), null only when s
+// is optional, and so must what it contains. location names v in the
+// message ("value", `field: "f"`). Unlike Connect it does not check a
+// map's keys: Sluice's maps are keyed by strings whatever the key schema.
+func validateValue(s *connectors.Schema, v any, location string) error {
+	if v == nil {
+		if !s.Optional {
+			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", location, typeName(s.Type))
+		}
+		return nil
+	}
+	if !isValueOf(s, v) {
+		msg := "Invalid Java object for schema"
+		if s.Name != "" {
+			msg += ` "` + s.Name + `"`
+		}
+		return fmt.Errorf("%s with type %s: %s for %s", msg, typeName(s.Type), javaClass(v), location)
+	}
+	switch s.Type {
+	case connectors.Struct:
+		sv := v.(*connectors.StructValue)
+		if !schemasEqual(sv.Schema, s) {
+			return fmt.Errorf("Struct schemas do not match.")
+		}
+		return structValidate(sv)
+	case connectors.Array:
+		at := "element of array " + location
+		if s.Items == nil {
+			return fmt.Errorf("No schema defined for %s", at)
+		}
+		for _, e := range v.([]any) {
+			if err := validateValue(s.Items, e, at); err != nil {
+				return err
+			}
+		}
+	case connectors.Map:
+		if s.Keys == nil {
+			return fmt.Errorf("No schema defined for key of map %s", location)
+		}
+		at := "value of map " + location
+		if s.Values == nil {
+			return fmt.Errorf("No schema defined for %s", at)
+		}
+		for _, e := range v.(map[string]any) {
+			if err := validateValue(s.Values, e, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isValueOf reports whether v has the Go type of schema s, as Connect's
+// expectedClassesFor does for Java classes.
+func isValueOf(s *connectors.Schema, v any) bool {
+	switch s.Name {
+	case connectors.DecimalLogical:
+		_, ok := v.(*big.Rat)
+		return ok
+	case connectors.DateLogical, connectors.TimeLogical, connectors.TimestampLogical:
+		_, ok := v.(time.Time)
+		return ok
+	}
+	t, ok := schemaTypeOf(v)
+	return ok && t == s.Type
+}
+
+// schemaTypeOf is ConnectSchema.schemaType(value.getClass()): the schema
+// type of a schemaless value, false for a Go value Connect has no type for
+// (logical types' values included, as in Connect).
+func schemaTypeOf(v any) (connectors.SchemaType, bool) {
+	switch v.(type) {
+	case int8:
+		return connectors.Int8, true
+	case int16:
+		return connectors.Int16, true
+	case int32:
+		return connectors.Int32, true
+	case int64:
+		return connectors.Int64, true
+	case float32:
+		return connectors.Float32, true
+	case float64:
+		return connectors.Float64, true
+	case bool:
+		return connectors.Boolean, true
+	case string:
+		return connectors.String, true
+	case []byte:
+		return connectors.Bytes, true
+	case []any:
+		return connectors.Array, true
+	case map[string]any:
+		return connectors.Map, true
+	case *connectors.StructValue:
+		return connectors.Struct, true
+	}
+	return "", false
+}
+
+// schemasEqual is ConnectSchema.equals: schemas equal in every part,
+// defaults and nested schemas compared deeply. Nil and empty parameters
+// are the same.
+func schemasEqual(a, b *connectors.Schema) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	if a.Type != b.Type || a.Optional != b.Optional || a.Name != b.Name || a.Version != b.Version || a.Doc != b.Doc {
+		return false
+	}
+	if len(a.Parameters) != len(b.Parameters) || len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for k, v := range a.Parameters {
+		if w, ok := b.Parameters[k]; !ok || w != v {
+			return false
+		}
+	}
+	for i := range a.Fields {
+		if a.Fields[i].Name != b.Fields[i].Name || !schemasEqual(a.Fields[i].Schema, b.Fields[i].Schema) {
+			return false
+		}
+	}
+	return schemasEqual(a.Items, b.Items) && schemasEqual(a.Keys, b.Keys) &&
+		schemasEqual(a.Values, b.Values) && valuesEqual(a.Default, b.Default)
+}
+
+// valuesEqual is Objects.deepEquals over Connect values: byte slices by
+// content, decimals by value, times by instant, structs by schema and
+// values, arrays and maps element by element.
+func valuesEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	switch x := a.(type) {
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case *big.Rat:
+		y, ok := b.(*big.Rat)
+		return ok && x.Cmp(y) == 0
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case *connectors.StructValue:
+		y, ok := b.(*connectors.StructValue)
+		return ok && schemasEqual(x.Schema, y.Schema) && valuesEqual(x.Values, y.Values)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !valuesEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !valuesEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// typeName is a schema type as Connect's Schema.Type prints: INT32.
+func typeName(t connectors.SchemaType) string { return strings.ToUpper(string(t)) }
+
+// javaClass is value.getClass() as Java prints it in a message: "class
+// java.lang.Integer", "class [B" for bytes.
+func javaClass(v any) string {
+	return "class " + javaClassName(v)
+}
+
+// javaClassName is className (part.go) knowing also the Go values of
+// Connect's logical types.
+func javaClassName(v any) string {
+	switch v.(type) {
+	case *big.Rat:
+		return "java.math.BigDecimal"
+	case time.Time:
+		return "java.util.Date"
+	}
+	return className(v)
+}
+
+// javaTrim is Java's String.trim: it strips every character up to the
+// space, control characters included, and nothing else.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// listSeparator is ConfigDef's COMMA_WITH_WHITESPACE (Java's \s).
+var listSeparator = regexp.MustCompile(`[ \t\n\x0B\f\r]*,[ \t\n\x0B\f\r]*`)
+
+// connectList parses a LIST config value as Connect's ConfigDef does: the
+// trimmed value split at commas, empty elements kept ("a,,b" has three),
+// and an empty value an empty list.
+func connectList(v string) []string {
+	v = javaTrim(v)
+	if v == "" {
+		return nil
+	}
+	return listSeparator.Split(v, -1)
+}
+
+// javaListString is a List<String> as Java prints it: [a, b].
+func javaListString(l []string) string {
+	return "[" + strings.Join(l, ", ") + "]"
+}
+
+// schemaCache maps input schemas to the schemas a transform derived from
+// them, as Connect's LRUCache(16) does; it holds at most 16 and forgets
+// the oldest first, so that a connector making a new schema per record
+// does not grow it without bound. It is used from one goroutine.
+type schemaCache struct {
+	m     map[*connectors.Schema]*connectors.Schema
+	order []*connectors.Schema
+}
+
+const schemaCacheSize = 16
+
+func (c *schemaCache) get(s *connectors.Schema) *connectors.Schema {
+	return c.m[s]
+}
+
+func (c *schemaCache) put(s, derived *connectors.Schema) {
+	if c.m == nil {
+		c.m = make(map[*connectors.Schema]*connectors.Schema, schemaCacheSize)
+	}
+	if _, ok := c.m[s]; !ok {
+		if len(c.order) == schemaCacheSize {
+			delete(c.m, c.order[0])
+			c.order = append(c.order[:0], c.order[1:]...)
+		}
+		c.order = append(c.order, s)
+	}
+	c.m[s] = derived
+}
