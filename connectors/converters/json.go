@@ -370,11 +370,13 @@ func (c *JSONConverter) appendValue(b []byte, s *connectors.Schema, v any) ([]by
 	return nil, mismatch(s, v)
 }
 
-// appendLogical handles Connect's logical types; done is false when s is not
-// one of them.
+// appendLogical writes a value of a logical type. As Connect's JsonConverter
+// it picks the logical type by the schema's name alone: a string schema
+// named Timestamp (Cast of a whole Timestamp to string keeps the name)
+// fails here as it fails there. done is false when s names no logical type.
 func (c *JSONConverter) appendLogical(b []byte, s *connectors.Schema, v any) (_ []byte, done bool, _ error) {
-	switch {
-	case isLogical(s, connectors.DecimalLogical, connectors.Bytes):
+	switch s.Name {
+	case connectors.DecimalLogical:
 		r, ok := v.(*big.Rat)
 		if !ok {
 			return nil, true, errorf("expected *big.Rat (Decimal), got %s", typeName(v))
@@ -391,13 +393,13 @@ func (c *JSONConverter) appendLogical(b []byte, s *connectors.Schema, v any) (_ 
 			return appendJavaBigDecimal(b, u, scale), true, nil
 		}
 		return appendBase64(b, twosComplement(u)), true, nil
-	case isLogical(s, connectors.TimestampLogical, connectors.Int64):
+	case connectors.TimestampLogical:
 		t, ok := v.(time.Time)
 		if !ok {
 			return nil, true, errorf("expected time.Time (Timestamp), got %s", typeName(v))
 		}
 		return strconv.AppendInt(b, t.UnixMilli(), 10), true, nil
-	case isLogical(s, connectors.DateLogical, connectors.Int32):
+	case connectors.DateLogical:
 		t, ok := v.(time.Time)
 		if !ok {
 			return nil, true, errorf("expected time.Time (Date), got %s", typeName(v))
@@ -407,7 +409,7 @@ func (c *JSONConverter) appendLogical(b []byte, s *connectors.Schema, v any) (_ 
 			return nil, true, err
 		}
 		return strconv.AppendInt(b, int64(d), 10), true, nil
-	case isLogical(s, connectors.TimeLogical, connectors.Int32):
+	case connectors.TimeLogical:
 		t, ok := v.(time.Time)
 		if !ok {
 			return nil, true, errorf("expected time.Time (Time), got %s", typeName(v))
