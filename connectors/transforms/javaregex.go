@@ -9,10 +9,11 @@ package transforms
 // the POSIX \p{...} classes match, the escapes RE2 lacks (\uXXXX, \e, \cX,
 // Java's octal \0nn), and inline flags. What Java rejects we reject; what
 // Java accepts but RE2 cannot run (backreferences, lookaround, atomic
-// groups, possessive quantifiers, \G, \Z, \R, \X, class intersections and
-// nested classes, the x, U, c and d... flags listed in translateFlags) is
-// refused by name, so that a config is refused at validation rather than
-// matching differently.
+// groups, possessive quantifiers, \G, \Z, \R, \X, \N{...}, \b{g}, class
+// intersections and nested classes, Unicode blocks and binary properties,
+// the java* classes, the x, U and c flags, repetition counts above 1000)
+// is refused by name, so that a config is refused at validation rather
+// than matching differently.
 //
 // Known differences on inputs Kafka topic names cannot contain (they are
 // [a-zA-Z0-9._-] only): '$' without MULTILINE matches only at the very
