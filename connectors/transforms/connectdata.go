@@ -23,20 +23,6 @@ import (
 // Connect's messages print it.
 func javaType(t connectors.SchemaType) string { return strings.ToUpper(string(t)) }
 
-// javaClassOf names v's Java class as Connect's messages print
-// getClass(): "class java.lang.String".
-func javaClassOf(v any) string {
-	switch v.(type) {
-	case time.Time:
-		return "class java.util.Date"
-	case *big.Rat:
-		return "class java.math.BigDecimal"
-	case nil:
-		return "null"
-	}
-	return "class " + className(v)
-}
-
 // checkValue is ConnectSchema.validateValue: Struct.put runs it on every
 // value it stores, so a transform that builds a struct fails where
 // Connect's does (a null in a required field, a value of the wrong type).
@@ -53,7 +39,7 @@ func checkValue(s *connectors.Schema, v any, location string) error {
 		if s.Name != "" {
 			msg += " \"" + s.Name + "\""
 		}
-		return fmt.Errorf("%s with type %s: %s for %s", msg, javaType(s.Type), javaClassOf(v), location)
+		return fmt.Errorf("%s with type %s: %s for %s", msg, javaType(s.Type), javaClass(v), location)
 	}
 	switch s.Type {
 	case connectors.Struct:

@@ -160,7 +160,7 @@ func maskWithNull(v any) (any, error) {
 	case map[string]any:
 		return map[string]any{}, nil
 	}
-	return nil, fmt.Errorf("Cannot mask value of type: %s", javaClassOf(v))
+	return nil, fmt.Errorf("Cannot mask value of type: %s", javaClass(v))
 }
 
 // maskWithReplacement converts replacement to v's type as Connect does:
@@ -190,7 +190,7 @@ func maskWithReplacement(v any, replacement string) (any, error) {
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("Cannot mask value of type %s with custom replacement.", javaClassOf(v))
+	return nil, fmt.Errorf("Cannot mask value of type %s with custom replacement.", javaClass(v))
 }
 
 // javaBigDecimal is a number in Java's BigDecimal syntax: unscaled × 10^-scale.

@@ -70,7 +70,7 @@ func TestMaskFieldConfig(t *testing.T) {
 		props map[string]string
 		want  string
 	}{
-		{map[string]string{}, `Missing required configuration "fields"`},
+		{map[string]string{}, `Missing required configuration "transforms.x.fields"`},
 		{map[string]string{"fields": " "}, "Empty list"},
 		{map[string]string{"fields": ","}, ""}, // two empty names: not an empty list
 		{map[string]string{"fields": "a", "replacement": ""}, "String must be non-empty"},

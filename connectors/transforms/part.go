@@ -2,6 +2,8 @@ package transforms
 
 import (
 	"fmt"
+	"math/big"
+	"time"
 
 	"github.com/sluice-io/sluice/connectors"
 )
@@ -96,6 +98,10 @@ func className(v any) string {
 		return "java.util.HashMap"
 	case *connectors.StructValue:
 		return "org.apache.kafka.connect.data.Struct"
+	case *big.Rat:
+		return "java.math.BigDecimal"
+	case time.Time:
+		return "java.util.Date"
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -91,7 +91,7 @@ func TestRegexRouterConfig(t *testing.T) {
 		})
 	}
 	_, err := chainOf("RegexRouter", map[string]string{"regex": "a"})
-	wantErr(t, err, `Missing required configuration "replacement"`)
+	wantErr(t, err, `Missing required configuration "transforms.x.replacement"`)
 }
 
 // A bad replacement fails the records whose topic matches, when Java's

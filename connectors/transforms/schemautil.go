@@ -1,10 +1,8 @@
 package transforms
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
-	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -22,12 +20,6 @@ const (
 	replaceNullConfig         = "replace.null.with.default"
 	replaceNullWithDefaultDoc = "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used."
 )
-
-// replaceNullKey defines replace.null.with.default as Connect does.
-func replaceNullKey() connectors.ConfigKey {
-	return connectors.ConfigKey{Name: replaceNullConfig, Type: connectors.TypeBoolean, Default: "true",
-		Importance: connectors.Medium, Doc: replaceNullWithDefaultDoc}
-}
 
 // copySchemaBasics is SchemaUtil.copySchemaBasics: a new schema of type t
 // with src's name, version, doc and parameters (and nothing else: not its
@@ -267,108 +259,16 @@ func schemaTypeOf(v any) (connectors.SchemaType, bool) {
 	return "", false
 }
 
-// schemasEqual is ConnectSchema.equals: schemas equal in every part,
-// defaults and nested schemas compared deeply. Nil and empty parameters
-// are the same.
-func schemasEqual(a, b *connectors.Schema) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil {
-		return false
-	}
-	if a.Type != b.Type || a.Optional != b.Optional || a.Name != b.Name || a.Version != b.Version || a.Doc != b.Doc {
-		return false
-	}
-	if len(a.Parameters) != len(b.Parameters) || len(a.Fields) != len(b.Fields) {
-		return false
-	}
-	for k, v := range a.Parameters {
-		if w, ok := b.Parameters[k]; !ok || w != v {
-			return false
-		}
-	}
-	for i := range a.Fields {
-		if a.Fields[i].Name != b.Fields[i].Name || !schemasEqual(a.Fields[i].Schema, b.Fields[i].Schema) {
-			return false
-		}
-	}
-	return schemasEqual(a.Items, b.Items) && schemasEqual(a.Keys, b.Keys) &&
-		schemasEqual(a.Values, b.Values) && valuesEqual(a.Default, b.Default)
-}
-
-// valuesEqual is Objects.deepEquals over Connect values: byte slices by
-// content, decimals by value, times by instant, structs by schema and
-// values, arrays and maps element by element.
-func valuesEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	switch x := a.(type) {
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case *big.Rat:
-		y, ok := b.(*big.Rat)
-		return ok && x.Cmp(y) == 0
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	case *connectors.StructValue:
-		y, ok := b.(*connectors.StructValue)
-		return ok && schemasEqual(x.Schema, y.Schema) && valuesEqual(x.Values, y.Values)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !valuesEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !valuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
-
 // typeName is a schema type as Connect's Schema.Type prints: INT32.
 func typeName(t connectors.SchemaType) string { return strings.ToUpper(string(t)) }
 
 // javaClass is value.getClass() as Java prints it in a message: "class
 // java.lang.Integer", "class [B" for bytes.
 func javaClass(v any) string {
-	return "class " + javaClassName(v)
-}
-
-// javaClassName is className (part.go) knowing also the Go values of
-// Connect's logical types.
-func javaClassName(v any) string {
-	switch v.(type) {
-	case *big.Rat:
-		return "java.math.BigDecimal"
-	case time.Time:
-		return "java.util.Date"
+	if v == nil {
+		return "null"
 	}
-	return className(v)
-}
-
-// javaTrim is Java's String.trim: it strips every character up to the
-// space, control characters included, and nothing else.
-func javaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	return "class " + className(v)
 }
 
 // listSeparator is ConfigDef's COMMA_WITH_WHITESPACE (Java's \s).
@@ -383,38 +283,4 @@ func connectList(v string) []string {
 		return nil
 	}
 	return listSeparator.Split(v, -1)
-}
-
-// javaListString is a List<String> as Java prints it: [a, b].
-func javaListString(l []string) string {
-	return "[" + strings.Join(l, ", ") + "]"
-}
-
-// schemaCache maps input schemas to the schemas a transform derived from
-// them, as Connect's LRUCache(16) does; it holds at most 16 and forgets
-// the oldest first, so that a connector making a new schema per record
-// does not grow it without bound. It is used from one goroutine.
-type schemaCache struct {
-	m     map[*connectors.Schema]*connectors.Schema
-	order []*connectors.Schema
-}
-
-const schemaCacheSize = 16
-
-func (c *schemaCache) get(s *connectors.Schema) *connectors.Schema {
-	return c.m[s]
-}
-
-func (c *schemaCache) put(s, derived *connectors.Schema) {
-	if c.m == nil {
-		c.m = make(map[*connectors.Schema]*connectors.Schema, schemaCacheSize)
-	}
-	if _, ok := c.m[s]; !ok {
-		if len(c.order) == schemaCacheSize {
-			delete(c.m, c.order[0])
-			c.order = append(c.order[:0], c.order[1:]...)
-		}
-		c.order = append(c.order, s)
-	}
-	c.m[s] = derived
 }

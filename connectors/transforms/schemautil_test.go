@@ -372,18 +372,6 @@ func TestConnectList(t *testing.T) {
 	}
 }
 
-func TestSchemaCacheIsBounded(t *testing.T) {
-	var c schemaCache
-	first := &connectors.Schema{Type: connectors.Int8}
-	c.put(first, connectors.Int16Schema)
-	for i := 0; i < schemaCacheSize; i++ {
-		c.put(&connectors.Schema{Type: connectors.Int8}, connectors.Int16Schema)
-	}
-	if len(c.m) != schemaCacheSize || c.get(first) != nil {
-		t.Fatalf("cache holds %d, first still there: %v", len(c.m), c.get(first) != nil)
-	}
-}
-
 // TestChainOfPortedTransforms builds a connector's chain of these
 // transforms from its config, as the runtime does, by the names a
 // connector config uses, and runs a record through it.

@@ -114,8 +114,6 @@ type calendarFields struct {
 // gregorianCutover is 1582-10-15, in days since the epoch.
 const gregorianCutover = -141427
 
-const millisPerDay = 86400000
-
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {

@@ -89,10 +89,10 @@ func obeysCount(next dateField) bool {
 	return false
 }
 
-// parseJavaNumber is DecimalFormat's integer parse as SimpleDateFormat
+// parseDateNumber is DecimalFormat's integer parse as SimpleDateFormat
 // uses it: an optional '-' and ASCII digits from pos, before limit. The
 // value is an int, as Number.intValue makes it.
-func parseJavaNumber(text []rune, pos, limit int) (int64, int, bool) {
+func parseDateNumber(text []rune, pos, limit int) (int64, int, bool) {
 	i, neg := pos, false
 	if i < limit && text[i] == '-' {
 		neg, i = true, i+1
@@ -146,7 +146,7 @@ func (f *javaDateFormat) subParse(text []rune, start int, fl dateField, obeyCoun
 			}
 			limit = start + fl.count
 		}
-		return parseJavaNumber(text, pos, limit)
+		return parseDateNumber(text, pos, limit)
 	}
 	switch fl.letter {
 	case 'G':

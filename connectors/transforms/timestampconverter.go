@@ -294,7 +294,7 @@ func (t *timestampConverter) convert(v any, from string) (any, error) {
 		case string:
 			from = tsTypeString
 		default:
-			return nil, fmt.Errorf("TimestampConverter does not support %s objects as timestamps", javaClassOf(v))
+			return nil, fmt.Errorf("TimestampConverter does not support %s objects as timestamps", javaClass(v))
 		}
 	}
 	raw, err := t.toRaw(v, from)
@@ -310,19 +310,19 @@ func (t *timestampConverter) toRaw(v any, from string) (time.Time, error) {
 	case tsTypeString:
 		s, ok := v.(string)
 		if !ok {
-			return time.Time{}, fmt.Errorf("Expected string timestamp to be a String, but found %s", javaClassOf(v))
+			return time.Time{}, fmt.Errorf("Expected string timestamp to be a String, but found %s", javaClass(v))
 		}
 		return t.parse(s)
 	case tsTypeUnix:
 		n, ok := v.(int64)
 		if !ok {
-			return time.Time{}, fmt.Errorf("Expected Unix timestamp to be a Long, but found %s", javaClassOf(v))
+			return time.Time{}, fmt.Errorf("Expected Unix timestamp to be a Long, but found %s", javaClass(v))
 		}
 		return time.UnixMilli(unixToMillis(n, t.precision)).UTC(), nil
 	}
 	d, ok := v.(time.Time)
 	if !ok {
-		return time.Time{}, fmt.Errorf("Expected %s to be a java.util.Date, but found %s", from, javaClassOf(v))
+		return time.Time{}, fmt.Errorf("Expected %s to be a java.util.Date, but found %s", from, javaClass(v))
 	}
 	return d, nil
 }

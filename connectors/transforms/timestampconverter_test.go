@@ -33,7 +33,7 @@ func TestTimestampConverterConfig(t *testing.T) {
 		props map[string]string
 		want  string
 	}{
-		{map[string]string{}, `Missing required configuration "target.type"`},
+		{map[string]string{}, `Missing required configuration "transforms.x.target.type"`},
 		{map[string]string{"target.type": "invalid"}, "String must be one of: string, unix, Date, Time, Timestamp"},
 		{map[string]string{"target.type": "unix", "unix.precision": "invalid"}, "String must be one of: nanoseconds, microseconds, milliseconds, seconds"},
 		{map[string]string{"target.type": "unix", "unix.precision": "seconds"}, ""},
