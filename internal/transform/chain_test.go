@@ -131,8 +131,8 @@ func TestBuildNamesEveryBadKey(t *testing.T) {
 		"transforms.refused.type": "test.Suffix", "transforms.refused.suffix": "refuse",
 		"transforms.badNegate.type": "test.Suffix", "transforms.badNegate.suffix": "x", "transforms.badNegate.negate": "maybe",
 		"transforms.badNegate.predicate": "p",
-		"predicates":        "p",
-		"predicates.p.type": "test.TopicIs",
+		"predicates":                     "p",
+		"predicates.p.type":              "test.TopicIs",
 	}
 	_, err := Build(reg, cfg)
 	var ce *connectors.ConfigError
