@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -26,11 +25,12 @@ func javaType(t connectors.SchemaType) string { return strings.ToUpper(string(t)
 // checkValue is ConnectSchema.validateValue: Struct.put runs it on every
 // value it stores, so a transform that builds a struct fails where
 // Connect's does (a null in a required field, a value of the wrong type).
-// location is "field: \"name\"" or "value".
-func checkValue(s *connectors.Schema, v any, location string) error {
+// at says where v is, for messages only; it is built into a string only
+// when a message needs it (this runs for every field of every record).
+func checkValue(s *connectors.Schema, v any, at location) error {
 	if v == nil {
 		if !s.Optional {
-			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", location, javaType(s.Type))
+			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", at, javaType(s.Type))
 		}
 		return nil
 	}
@@ -39,7 +39,7 @@ func checkValue(s *connectors.Schema, v any, location string) error {
 		if s.Name != "" {
 			msg += " \"" + s.Name + "\""
 		}
-		return fmt.Errorf("%s with type %s: %s for %s", msg, javaType(s.Type), javaClass(v), location)
+		return fmt.Errorf("%s with type %s: %s for %s", msg, javaType(s.Type), javaClass(v), at)
 	}
 	switch s.Type {
 	case connectors.Struct:
@@ -50,21 +50,21 @@ func checkValue(s *connectors.Schema, v any, location string) error {
 		return validateStruct(sv)
 	case connectors.Array:
 		if s.Items == nil {
-			return fmt.Errorf("No schema defined for element of array %s", location)
+			return fmt.Errorf("No schema defined for element of array %s", at)
 		}
 		for _, e := range v.([]any) {
-			if err := checkValue(s.Items, e, "element of array "+location); err != nil {
+			if err := checkValue(s.Items, e, at.in("element of array ")); err != nil {
 				return err
 			}
 		}
 	case connectors.Map:
 		if s.Values == nil {
-			return fmt.Errorf("No schema defined for value of map %s", location)
+			return fmt.Errorf("No schema defined for value of map %s", at)
 		}
 		// Keys are strings in Go whatever the key schema: only values
 		// can be checked.
 		for _, e := range v.(map[string]any) {
-			if err := checkValue(s.Values, e, "value of map "+location); err != nil {
+			if err := checkValue(s.Values, e, at.in("value of map ")); err != nil {
 				return err
 			}
 		}
@@ -87,7 +87,22 @@ func validateStruct(sv *connectors.StructValue) error {
 	return nil
 }
 
-func fieldLocation(name string) string { return "field: \"" + name + "\"" }
+func fieldLocation(name string) location { return location{field: name} }
+
+// location is where a value is: a struct field (field: "name"), or the
+// whole value when field is "", within array elements or map values.
+type location struct {
+	field, within string
+}
+
+func (l location) in(what string) location { return location{field: l.field, within: what + l.within} }
+
+func (l location) String() string {
+	if l.field == "" {
+		return l.within + "value"
+	}
+	return l.within + "field: \"" + l.field + "\""
+}
 
 // goTypeFits reports whether v is the Go value of s's type (Connect's
 // expected classes of a schema).
@@ -270,12 +285,11 @@ func valuesEqual(a, b any) bool {
 }
 
 // schemaCache holds the schemas a transform derived, per input schema, as
-// Connect's SynchronizedCache(LRUCache(16)): a stream of records of one
+// Connect's LRUCache(16): a stream of records of one
 // schema derives it once and shares the result. An input schema is found
 // by pointer first, then by ConnectSchema.equals, so a converter that
 // builds a new *Schema per record still hits.
 type schemaCache struct {
-	mu      sync.Mutex
 	entries []schemaCacheEntry // most recently used last
 }
 
@@ -283,9 +297,9 @@ type schemaCacheEntry struct{ in, out *connectors.Schema }
 
 const schemaCacheSize = 16
 
+// get and put need no lock: a transform is used from one goroutine
+// (connectors.Transform).
 func (c *schemaCache) get(in *connectors.Schema) *connectors.Schema {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i := len(c.entries) - 1; i >= 0; i-- {
 		if c.entries[i].in == in {
 			return c.touch(i)
@@ -301,13 +315,14 @@ func (c *schemaCache) get(in *connectors.Schema) *connectors.Schema {
 
 func (c *schemaCache) touch(i int) *connectors.Schema {
 	e := c.entries[i]
-	c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+	// Move it last, in place: a stream of one schema hits the last entry
+	// and moves nothing.
+	copy(c.entries[i:], c.entries[i+1:])
+	c.entries[len(c.entries)-1] = e
 	return e.out
 }
 
 func (c *schemaCache) put(in, out *connectors.Schema) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if len(c.entries) >= schemaCacheSize {
 		c.entries = append(c.entries[:0:0], c.entries[1:]...)
 	}

@@ -12,7 +12,10 @@ import (
 type part interface {
 	schema(r *connectors.Record) *connectors.Schema
 	value(r *connectors.Record) any
-	// with returns a copy of r with this part replaced.
+	// with replaces this part of r and returns r: the record a transform
+	// is given is its own to change (connectors.Transform), which spares a
+	// copy per transform and record; what r's fields point to is never
+	// changed.
 	with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record
 }
 
@@ -21,9 +24,8 @@ type keyPart struct{}
 func (keyPart) schema(r *connectors.Record) *connectors.Schema { return r.KeySchema }
 func (keyPart) value(r *connectors.Record) any                 { return r.Key }
 func (keyPart) with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record {
-	c := *r
-	c.KeySchema, c.Key = s, v
-	return &c
+	r.KeySchema, r.Key = s, v
+	return r
 }
 
 type valuePart struct{}
@@ -31,9 +33,8 @@ type valuePart struct{}
 func (valuePart) schema(r *connectors.Record) *connectors.Schema { return r.ValueSchema }
 func (valuePart) value(r *connectors.Record) any                 { return r.Value }
 func (valuePart) with(r *connectors.Record, s *connectors.Schema, v any) *connectors.Record {
-	c := *r
-	c.ValueSchema, c.Value = s, v
-	return &c
+	r.ValueSchema, r.Value = s, v
+	return r
 }
 
 // Errors as Connect's Requirements words them.

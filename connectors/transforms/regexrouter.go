@@ -37,7 +37,22 @@ func validJavaRegex(v string) error {
 type regexRouter struct {
 	regex       *javaRegex
 	replacement javaReplacement
+	// routed remembers the topics already routed: a task writes to few
+	// topics, and the answer for one never changes, so the regex runs once
+	// per topic rather than once per record. Bounded, for a task that
+	// writes to very many.
+	routed map[string]routing
 }
+
+// routing is what RegexRouter does with one topic.
+type routing struct {
+	matches bool
+	topic   string
+	err     error
+}
+
+// maxRouted bounds regexRouter.routed.
+const maxRouted = 1024
 
 func (t *regexRouter) Config() *connectors.ConfigDef { return regexRouterConfig() }
 
@@ -54,16 +69,32 @@ func (t *regexRouter) Configure(props map[string]string) error {
 }
 
 func (t *regexRouter) Apply(r *connectors.Record) (*connectors.Record, error) {
-	if !t.regex.whole.MatchString(r.Topic) {
+	to, ok := t.routed[r.Topic]
+	if !ok {
+		to = t.route(r.Topic)
+		if t.routed == nil || len(t.routed) >= maxRouted {
+			t.routed = map[string]routing{}
+		}
+		t.routed[r.Topic] = to
+	}
+	switch {
+	case !to.matches:
 		return r, nil
+	case to.err != nil:
+		return nil, to.err
 	}
-	topic, err := t.replacement.replaceFirst(t.regex, r.Topic)
-	if err != nil {
-		return nil, err
+	r.Topic = to.topic
+	return r, nil
+}
+
+// route is Connect's RegexRouter on one topic: the whole topic must match,
+// then the first match is replaced.
+func (t *regexRouter) route(topic string) routing {
+	if !t.regex.whole.MatchString(topic) {
+		return routing{}
 	}
-	out := *r
-	out.Topic = topic
-	return &out, nil
+	to, err := t.replacement.replaceFirst(t.regex, topic)
+	return routing{matches: true, topic: to, err: err}
 }
 
 func (t *regexRouter) Close() error { return nil }

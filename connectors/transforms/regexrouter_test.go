@@ -51,8 +51,8 @@ func TestRegexRouter(t *testing.T) {
 			if out.Topic != c.want {
 				t.Fatalf("topic %q, want %q", out.Topic, c.want)
 			}
-			if r.Topic != c.topic || out.Value != "v" {
-				t.Fatal("the input record was modified or the value lost")
+			if out.Value != "v" {
+				t.Fatal("the value was lost")
 			}
 		})
 	}
