@@ -44,6 +44,27 @@ type replaceField struct {
 	renames, reverse       map[string]string
 	replaceNullWithDefault bool
 	cache                  schemaCache
+	// from memoizes, for the last pair of input and derived schemas, the
+	// input field each derived field reads: a stream of records of one
+	// schema looks the names up once.
+	from struct {
+		in, out *connectors.Schema
+		index   []int
+	}
+}
+
+// sources are the input fields the fields of derived schema out read, from
+// in; -1 for one in lacks.
+func (t *replaceField) sources(in, out *connectors.Schema) []int {
+	if t.from.in == in && t.from.out == out {
+		return t.from.index
+	}
+	index := make([]int, len(out.Fields))
+	for i, f := range out.Fields {
+		index[i], _ = in.Field(t.reverseRenamed(f.Name))
+	}
+	t.from.in, t.from.out, t.from.index = in, out, index
+	return index
 }
 
 // renameError is the message of Connect's LambdaValidator for a bad
@@ -175,11 +196,9 @@ func (t *replaceField) applyWithSchema(r *connectors.Record) (*connectors.Record
 		t.cache.put(v.Schema, schema)
 	}
 	out := connectors.NewStruct(schema)
-	for i, f := range schema.Fields {
-		from := t.reverseRenamed(f.Name)
-		j, _ := v.Schema.Field(from)
+	for i, j := range t.sources(v.Schema, schema) {
 		if j < 0 {
-			return nil, &missingFieldError{from}
+			return nil, &missingFieldError{t.reverseRenamed(schema.Fields[i].Name)}
 		}
 		if err := putField(out, i, fieldValue(v, j, t.replaceNullWithDefault)); err != nil {
 			return nil, err
