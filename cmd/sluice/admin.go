@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -318,31 +317,15 @@ func jsonConfig(b []byte) (string, map[string]string, error) {
 	return name, cfg, nil
 }
 
-// propertiesConfig reads the simple form of Java properties that Connect's
-// standalone configs use: key=value or key:value lines, # and ! comments,
-// backslash line continuation.
+// propertiesConfig reads a connector config from a Java properties file,
+// the format of Connect's standalone connector files. Values are trimmed,
+// as Connect's ConfigDef trims the values it parses.
 func propertiesConfig(b []byte) (map[string]string, error) {
-	cfg := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	var pending string
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimLeft(sc.Text(), " \t\f")
-		if pending == "" && (line == "" || line[0] == '#' || line[0] == '!') {
-			continue
-		}
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
-			pending += strings.TrimSuffix(line, `\`)
-			continue
-		}
-		line, pending = pending+line, ""
-		i := strings.IndexAny(line, "=:")
-		if i < 0 {
-			return nil, fmt.Errorf("line %d: %q is not key=value", n, line)
-		}
-		cfg[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	cfg, err := parseProperties(b)
+	for k, v := range cfg {
+		cfg[k] = strings.TrimSpace(v)
 	}
-	return cfg, sc.Err()
+	return cfg, err
 }
 
 // runAdmin runs one admin command and maps its error to an exit code.
