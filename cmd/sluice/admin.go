@@ -223,7 +223,9 @@ func decode(res *controlpb.AdminResponse, v any) error {
 }
 
 // applyEnv fills the flags not given on the command line from SLUICE_*
-// variables; a bad variable is reported by its own name.
+// variables; a bad variable is reported by its own name. A flag set from
+// the environment counts as set (fs.Visit sees it), as one given on the
+// command line does.
 func applyEnv(fs *flag.FlagSet) error {
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
@@ -231,7 +233,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok && !onCommandLine[f.Name] && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
+			if err := fs.Set(f.Name, v); err != nil {
 				envErr = usageError{fmt.Errorf("%s=%q: %v", env, v, err)}
 			}
 		}

@@ -125,6 +125,14 @@ func (c *Config) logger(name string) zerolog.Logger {
 	return c.Loggers.Logger(name).With().Str("worker", c.WorkerID).Logger()
 }
 
+// Resolve returns cfg as Start would run it: Kafka Connect's keys in Props
+// applied where the fields are unset, and the defaults filled in. It
+// refuses what Start refuses.
+func Resolve(cfg Config) (Config, error) {
+	err := cfg.defaults()
+	return cfg, err
+}
+
 func (c *Config) defaults() error {
 	if err := c.applyConnectKeys(); err != nil {
 		return err
