@@ -94,11 +94,11 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
 		"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.truststore.location": "/etc/ts.jks",
 		"producer.compression.type": "lz4", "consumer.max.poll.records": "10", "admin.retries": "3",
-		"rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+		"rest.extension.classes":      "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
 		"access.control.allow.origin": "*", "offset.storage.file.filename": "/tmp/offsets",
 		"status.storage.min.insync.replicas": "2", "listeners.https.ssl.keystore.location": "/k",
-		"client.dns.lookup": "resolve_canonical_bootstrap_servers_only",
-		"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+		"client.dns.lookup":                       "resolve_canonical_bootstrap_servers_only",
+		"header.converter":                        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
 		"connector.client.config.override.policy": "All",
 	}
 	_, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: bad})
