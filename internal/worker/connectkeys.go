@@ -74,6 +74,8 @@ const (
 	whySigning      = "workers send each other control messages through their actor cluster, not signed REST requests"
 	whySync         = "a Sluice worker whose view of the config topic lags keeps its membership and applies the configs as it reads them; it never leaves the group to resync"
 	whyCleanup      = "the internal topics are always compacted (Connect ignores this key too)"
+	whyRemovedREST  = "removed in Kafka Connect 3.0, which ignores it too: the REST API listens on listeners (default http://:8083)"
+	whyRemovedConv  = "removed in Kafka Connect 3.0, which ignores it too: the internal topics' format is fixed"
 )
 
 var ignoredKeys = map[string]string{
@@ -91,6 +93,8 @@ var ignoredKeys = map[string]string{
 	"inter.worker.signature.algorithm": whySigning, "inter.worker.verification.algorithms": whySigning,
 	"config.storage.partitions":     "the config topic always has 1 partition (Connect ignores this key too)",
 	"config.storage.cleanup.policy": whyCleanup, "offset.storage.cleanup.policy": whyCleanup, "status.storage.cleanup.policy": whyCleanup,
+	"rest.host.name": whyRemovedREST, "rest.port": whyRemovedREST,
+	"internal.key.converter": whyRemovedConv, "internal.value.converter": whyRemovedConv,
 }
 
 var refusedKeys = map[string]string{
@@ -121,6 +125,8 @@ var refusedPrefixes = []struct{ prefix, why string }{
 // ignoredPrefixes are ignored with a log line, like ignoredKeys.
 var ignoredPrefixes = []struct{ prefix, why string }{
 	{"metrics.context.", whyMetrics},
+	{"internal.key.converter.", whyRemovedConv},
+	{"internal.value.converter.", whyRemovedConv},
 }
 
 // keyReport sorts Props by what the worker does with them.
@@ -333,23 +339,29 @@ func (c *Config) applyReplicationFactor(num func(key string, bits int, min int64
 // (Sluice serves /admin on the one listener) and rest.advertised.listener.
 func (c *Config) applyListeners() error {
 	var errs []error
+	var listener string // the listeners key's address
 	if v, ok := c.Props["listeners"]; ok {
 		addr, err := parseListeners("listeners", v)
 		if err != nil {
 			errs = append(errs, err)
-		} else if c.RESTAddr == "" {
+		}
+		listener = addr
+		if c.RESTAddr == "" {
 			c.RESTAddr = addr
 		}
 	}
 	if v, ok := c.Props["admin.listeners"]; ok {
+		// The same address as the REST listener's (the key's, or the
+		// address that replaced it) is what Sluice does.
 		addr, err := parseListeners("admin.listeners", v)
+		rest := cmp.Or(c.RESTAddr, ":8083")
 		switch {
 		case strings.TrimSpace(v) == "":
 			errs = append(errs, errors.New("admin.listeners: Sluice cannot turn off the /admin endpoints; remove the key (they are served on the REST listener)"))
 		case err != nil:
 			errs = append(errs, err)
-		case addr != cmp.Or(c.RESTAddr, ":8083"):
-			errs = append(errs, fmt.Errorf("admin.listeners: Sluice serves the /admin endpoints on the REST listener (%s), not on %s; remove the key", cmp.Or(c.RESTAddr, ":8083"), addr))
+		case addr != rest && addr != listener:
+			errs = append(errs, fmt.Errorf("admin.listeners: Sluice serves the /admin endpoints on the REST listener (%s), not on %s; remove the key", rest, addr))
 		}
 	}
 	if v := strings.ToLower(strings.TrimSpace(c.Props["rest.advertised.listener"])); v != "" && v != "http" {
