@@ -48,7 +48,8 @@ import (
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
-// Config is what one worker needs. Only Cluster and Bootstrap are required;
+// Config is what one worker needs. Only Cluster and Bootstrap are required
+// (or group.id and bootstrap.servers in Props);
 // every other field has the default `sluice worker` has.
 type Config struct {
 	// Cluster names the cluster: workers with the same name form one
@@ -76,13 +77,15 @@ type Config struct {
 	// behind NAT or in containers. Workers find each other's addresses
 	// through the Kafka group.
 	GossipBind, GossipAdvertise string
-	// Props are Kafka Connect's worker keys: converter defaults for every
+	// Props are Kafka Connect's distributed worker keys, as in
+	// connect-distributed.properties: converter defaults for every
 	// connector (value.converter, value.converter.schemas.enable, ...),
-	// config.storage.topic, offset.storage.topic, status.storage.topic,
-	// offset.storage.partitions, status.storage.partitions,
-	// *.storage.replication.factor, offset.flush.interval.ms and
-	// topic.tracking.enable, topic.tracking.allow.reset. A config file
-	// written for connect-distributed carries over.
+	// the storage topics, offset.flush.interval.ms, and keys that stand for
+	// the fields above where those are empty (bootstrap.servers, group.id,
+	// listeners). Keys Sluice cannot honour (TLS and SASL, config
+	// providers, ...) make NewWorker fail, naming each; keys without
+	// effect and unknown keys are logged once. The README's table of
+	// worker keys lists them.
 	Props map[string]string
 	// Registry holds the connector classes this worker can run; nil means
 	// the built-in ones (connectors/builtin.Registry). To add your own,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -224,7 +223,9 @@ func decode(res *controlpb.AdminResponse, v any) error {
 }
 
 // applyEnv fills the flags not given on the command line from SLUICE_*
-// variables; a bad variable is reported by its own name.
+// variables; a bad variable is reported by its own name. A flag set from
+// the environment counts as set (fs.Visit sees it), as one given on the
+// command line does.
 func applyEnv(fs *flag.FlagSet) error {
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
@@ -232,7 +233,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok && !onCommandLine[f.Name] && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
+			if err := fs.Set(f.Name, v); err != nil {
 				envErr = usageError{fmt.Errorf("%s=%q: %v", env, v, err)}
 			}
 		}
@@ -318,31 +319,15 @@ func jsonConfig(b []byte) (string, map[string]string, error) {
 	return name, cfg, nil
 }
 
-// propertiesConfig reads the simple form of Java properties that Connect's
-// standalone configs use: key=value or key:value lines, # and ! comments,
-// backslash line continuation.
+// propertiesConfig reads a connector config from a Java properties file,
+// the format of Connect's standalone connector files. Values are trimmed,
+// as Connect's ConfigDef trims the values it parses.
 func propertiesConfig(b []byte) (map[string]string, error) {
-	cfg := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	var pending string
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimLeft(sc.Text(), " \t\f")
-		if pending == "" && (line == "" || line[0] == '#' || line[0] == '!') {
-			continue
-		}
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
-			pending += strings.TrimSuffix(line, `\`)
-			continue
-		}
-		line, pending = pending+line, ""
-		i := strings.IndexAny(line, "=:")
-		if i < 0 {
-			return nil, fmt.Errorf("line %d: %q is not key=value", n, line)
-		}
-		cfg[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	cfg, err := parseProperties(b)
+	for k, v := range cfg {
+		cfg[k] = strings.TrimSpace(v)
 	}
-	return cfg, sc.Err()
+	return cfg, err
 }
 
 // runAdmin runs one admin command and maps its error to an exit code.

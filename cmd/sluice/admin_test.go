@@ -48,7 +48,7 @@ func TestReadConfigFormats(t *testing.T) {
 	}{
 		{write("e.json", `{"config":{"a":{"nested":1}}}`), nil, "a"},
 		{write("f.json", `{"config":`), nil, "not valid JSON"},
-		{write("g.properties", "no separator here\n"), nil, "line 1"},
+		{write("g.properties", "# a comment\nbad=\\u12G4\n"), nil, "line 2"},
 		{"", []string{"novalue"}, "key=value"},
 		{filepath.Join(dir, "missing.json"), nil, "missing.json"},
 	} {

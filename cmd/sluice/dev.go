@@ -61,7 +61,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer b.Close()
 	f.bootstrap = b.ListenAddrs()[0]
-	cfg, err := f.config(log)
+	cfg, err := f.workerConfig(fs, log)
 	if err != nil {
 		return err
 	}

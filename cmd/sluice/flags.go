@@ -41,6 +41,15 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return applyEnv(fs)
 }
 
+// setFlags names the flags given on the command line or in the
+// environment (applyEnv sets those through the flag set, so Visit sees
+// them): these win over Kafka Connect's keys for the same settings.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
 // choice is a string flag that accepts one of a few values, checked when it
 // is set, so the error names where the value came from.
 type choice struct {

@@ -23,7 +23,8 @@ Commands:
   dev         an embedded broker, one worker and the REST API on :8083, ready to
               take connectors; data persists under --data-dir
   broker      the embedded Kafka-compatible broker alone, for local multi-worker setups
-  worker      a worker of a cluster on any Kafka (Apache Kafka, or 'sluice broker')
+  worker      a worker of a cluster on any Kafka (Apache Kafka, or 'sluice broker');
+              --config takes a Kafka Connect worker properties file as it is
   version     print the version
 
 Admin commands (reach a running cluster through its actor system at --join):

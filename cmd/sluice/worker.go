@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,12 +26,21 @@ Connect's REST API on --rest-addr.
 Example:
   sluice worker --cluster demo --bootstrap 127.0.0.1:9092 --rest-addr :8083 --worker-id w1
 
-Worker-level settings are Kafka Connect's keys, given as --prop: converter
-defaults, and config.storage.topic, offset.storage.topic, status.storage.topic,
-offset.storage.partitions, status.storage.partitions,
-*.storage.replication.factor and offset.flush.interval.ms (a flag given with a
-non-default value wins over the key):
+A Kafka Connect worker properties file runs unchanged:
+  sluice worker --config connect-distributed.properties
+bootstrap.servers, group.id (the cluster name), listeners (the REST address),
+rest.advertised.*, the storage topics, the converters and Connect's other
+worker keys apply as in Connect. Keys Sluice cannot honour (TLS and SASL,
+config providers, worker-level producer.* and consumer.*, ...) are refused at
+start, every one named; keys without effect here (plugin.path, ...) and
+unknown keys are logged once and ignored, as Connect ignores unknown keys.
+The README's table of worker keys lists them all. A single key can also be
+given with --prop:
   --prop value.converter=org.apache.kafka.connect.storage.StringConverter
+
+Precedence, for each setting, highest first: the flag on the command line,
+its SLUICE_<FLAG> variable, the Connect key given with --prop (SLUICE_PROP),
+the key in the --config file (SLUICE_CONFIG), then the default.
 `
 
 // workerFlags are the flags of 'worker' (and, partly, 'dev').
@@ -55,6 +67,8 @@ type workerFlags struct {
 	suspicion   int
 	// requestTimeout bounds a request's wait for the group (control.Router).
 	requestTimeout time.Duration
+	// configFile is a Kafka Connect worker properties file (worker only).
+	configFile string
 	logFlags
 }
 
@@ -66,9 +80,10 @@ const (
 
 func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	if !dev {
-		fs.StringVar(&f.cluster, "cluster", "", "cluster name: workers with the same name form one cluster (required)")
-		fs.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap servers, host:port[,host:port...] (required)")
-		fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
+		fs.StringVar(&f.configFile, "config", "", "a Kafka Connect worker properties file (connect-distributed.properties): its keys apply where no flag, SLUICE_* variable or --prop sets the same thing")
+		fs.StringVar(&f.cluster, "cluster", "", "cluster name: workers with the same name form one cluster (required, or group.id)")
+		fs.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap servers, host:port[,host:port...] (required, or bootstrap.servers; with --config, Connect's default localhost:9092)")
+		fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API (listeners)")
 	} else {
 		fs.StringVar(&f.cluster, "cluster", "sluice", "cluster name: the prefix of the internal topics")
 	}
@@ -96,73 +111,124 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
-	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value: converter defaults (value.converter=StringConverter, ...), *.storage.topic, *.storage.partitions, *.storage.replication.factor, offset.flush.interval.ms, session.timeout.ms, heartbeat.interval.ms, rebalance.timeout.ms, topic.tracking.*; any other key is refused (repeatable; SLUICE_PROP takes comma-separated pairs)")
+	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
 
-func (f *workerFlags) config(log zerolog.Logger) (worker.Config, error) {
-	if f.cluster == "" {
-		return worker.Config{}, usageError{fmt.Errorf("--cluster is required")}
+// workerConfig is the worker's Config from the parsed flags (fs) and the
+// Kafka Connect keys of --config and --prop.
+func (f *workerFlags) workerConfig(fs *flag.FlagSet, log zerolog.Logger) (worker.Config, error) {
+	props, err := f.workerProps(log)
+	if err != nil {
+		return worker.Config{}, err
 	}
-	if strings.TrimSpace(f.bootstrap) == "" {
-		return worker.Config{}, usageError{fmt.Errorf("--bootstrap is required")}
+	return f.config(log, setFlags(fs), props)
+}
+
+// workerProps are the Kafka Connect worker keys: the --config file's,
+// with the --prop keys over them. Values are trimmed, as Connect's
+// ConfigDef trims the values it parses.
+func (f *workerFlags) workerProps(log zerolog.Logger) (map[string]string, error) {
+	props := map[string]string{}
+	if f.configFile != "" {
+		b, err := os.ReadFile(f.configFile)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--config: %v", err)}
+		}
+		file, err := parseProperties(b)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--config %s: %v", f.configFile, err)}
+		}
+		for k, v := range file {
+			props[k] = strings.TrimSpace(v)
+		}
+		log.Info().Str("config", f.configFile).Int("keys", len(file)).Msg("read the worker properties file")
 	}
-	if f.flushMs <= 0 {
-		return worker.Config{}, usageError{fmt.Errorf("--offset-flush-interval-ms must be positive")}
+	maps.Copy(props, f.props.m)
+	return props, nil
+}
+
+// config builds the worker's Config from the flags, the flags set on the
+// command line or in the environment (set), and the Connect keys (props).
+// A flag that was set wins over the key for the same setting; one left at
+// its default yields to the key, which the worker applies where the
+// Config's field is empty.
+func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[string]string) (worker.Config, error) {
+	has := func(keys ...string) bool {
+		return slices.ContainsFunc(keys, func(k string) bool { return props[k] != "" })
 	}
-	if f.backoffMin <= 0 || f.backoffMax < f.backoffMin {
-		return worker.Config{}, usageError{fmt.Errorf("--restart-backoff-min must be positive and at most --restart-backoff-max")}
-	}
-	// The typed fields win over Connect's keys given with --prop, except
-	// where the flag still has its default: then the --prop key applies.
-	rf := int16(f.replication)
-	if rf == -1 {
-		rf = 0
-	}
-	flush := time.Duration(f.flushMs) * time.Millisecond
-	if _, ok := f.props.m["offset.flush.interval.ms"]; ok && f.flushMs == 1000 {
-		flush = 0
-	}
-	if f.probe <= 0 || f.probeWait <= 0 || f.probeWait >= f.probe || f.suspicion < 1 {
-		return worker.Config{}, usageError{fmt.Errorf("--probe-timeout must be positive and below --probe-interval, and --suspicion-mult at least 1")}
-	}
-	if f.requestTimeout <= 0 {
-		return worker.Config{}, usageError{fmt.Errorf("--request-timeout must be positive")}
-	}
-	if f.session <= 0 || f.heartbeat <= 0 || f.heartbeat >= f.session {
-		return worker.Config{}, usageError{fmt.Errorf("--heartbeat-interval must be positive and below --session-timeout")}
-	}
-	// Connect's group timing keys given with --prop apply where the flag
-	// keeps its default, as offset.flush.interval.ms does.
-	session, heartbeat := f.session, f.heartbeat
-	if _, ok := f.props.m["session.timeout.ms"]; ok && f.session == defaultSession {
-		session = 0
-	}
-	if _, ok := f.props.m["heartbeat.interval.ms"]; ok && f.heartbeat == defaultHeartbeat {
-		heartbeat = 0
+	use := func(flag string, keys ...string) bool { return set[flag] || !has(keys...) }
+	if f.cluster == "" && !has("group.id") {
+		return worker.Config{}, usageError{fmt.Errorf("--cluster (or group.id in the --config file) is required")}
 	}
 	boot := connectors.SplitList(f.bootstrap)
-	return worker.Config{
-		Cluster: f.cluster, WorkerID: f.workerID, Bootstrap: boot, RESTAddr: f.restAddr,
+	if len(boot) == 0 && !has("bootstrap.servers") {
+		if f.configFile == "" {
+			return worker.Config{}, usageError{fmt.Errorf("--bootstrap is required")}
+		}
+		boot = []string{"localhost:9092"} // Connect's default bootstrap.servers
+	}
+	if err := f.check(use); err != nil {
+		return worker.Config{}, err
+	}
+	cfg := worker.Config{
+		WorkerID: f.workerID, Bootstrap: boot,
 		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
-		ReplicationFactor:   rf,
-		Props:               f.props.m,
-		OffsetFlushInterval: flush,
-		RestartBackoffMin:   f.backoffMin,
-		RestartBackoffMax:   f.backoffMax,
-		RequestTimeout:      f.requestTimeout,
-		GossipBind:          f.bind,
-		GossipAdvertise:     f.advertise,
-		Join:                connectors.SplitList(f.join),
-		SessionTimeout:      session,
-		ProbeInterval:       f.probe,
-		ProbeTimeout:        f.probeWait,
-		SuspicionMult:       f.suspicion,
-		HeartbeatInterval:   heartbeat,
-		Version:             Version,
-		Loggers:             f.loggers,
-		Log:                 log,
-	}, nil
+		Props:             props,
+		RestartBackoffMin: f.backoffMin,
+		RestartBackoffMax: f.backoffMax,
+		RequestTimeout:    f.requestTimeout,
+		GossipBind:        f.bind,
+		GossipAdvertise:   f.advertise,
+		Join:              connectors.SplitList(f.join),
+		ProbeInterval:     f.probe,
+		ProbeTimeout:      f.probeWait,
+		SuspicionMult:     f.suspicion,
+		Version:           Version,
+		Loggers:           f.loggers,
+		Log:               log,
+	}
+	// Each zero value below lets the worker take the Connect key.
+	if use("cluster", "group.id") {
+		cfg.Cluster = f.cluster
+	}
+	if use("rest-addr", "listeners") {
+		cfg.RESTAddr = f.restAddr
+	}
+	if use("replication-factor", "config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor") {
+		cfg.ReplicationFactor = int16(f.replication)
+	}
+	if use("offset-flush-interval-ms", "offset.flush.interval.ms") {
+		cfg.OffsetFlushInterval = time.Duration(f.flushMs) * time.Millisecond
+	}
+	if use("session-timeout", "session.timeout.ms") {
+		cfg.SessionTimeout = f.session
+	}
+	if use("heartbeat-interval", "heartbeat.interval.ms") {
+		cfg.HeartbeatInterval = f.heartbeat
+	}
+	return cfg, nil
+}
+
+// check refuses bad flag values; use tells whether a flag applies (see
+// config).
+func (f *workerFlags) check(use func(flag string, keys ...string) bool) error {
+	switch {
+	case f.flushMs <= 0:
+		return usageError{fmt.Errorf("--offset-flush-interval-ms must be positive")}
+	case f.backoffMin <= 0 || f.backoffMax < f.backoffMin:
+		return usageError{fmt.Errorf("--restart-backoff-min must be positive and at most --restart-backoff-max")}
+	case f.probe <= 0 || f.probeWait <= 0 || f.probeWait >= f.probe || f.suspicion < 1:
+		return usageError{fmt.Errorf("--probe-timeout must be positive and below --probe-interval, and --suspicion-mult at least 1")}
+	case f.requestTimeout <= 0:
+		return usageError{fmt.Errorf("--request-timeout must be positive")}
+	case f.session <= 0 || f.heartbeat <= 0:
+		return usageError{fmt.Errorf("--session-timeout and --heartbeat-interval must be positive")}
+	case use("session-timeout", "session.timeout.ms") && use("heartbeat-interval", "heartbeat.interval.ms") && f.heartbeat >= f.session:
+		// With a Connect key involved, the worker checks the pair.
+		return usageError{fmt.Errorf("--heartbeat-interval must be below --session-timeout")}
+	}
+	return nil
 }
 
 // propsFlag collects key=value pairs.
@@ -195,7 +261,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg, err := f.config(log)
+	cfg, err := f.workerConfig(fs, log)
 	if err != nil {
 		return err
 	}
@@ -217,7 +283,7 @@ func serve(ctx context.Context, w *worker.Worker, log zerolog.Logger) error {
 		}
 	}
 	log.Info().Msg("shutting down: stopping tasks and flushing offsets")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), w.StopTimeout())
 	defer cancel()
 	return w.Stop(sctx)
 }

@@ -61,6 +61,10 @@ type Options struct {
 
 	Backoff             Backoff
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms
+	// OffsetFlushTimeout bounds one offset flush or commit; one that takes
+	// longer is given up and retried at the next interval
+	// (offset.flush.timeout.ms; default 30 s).
+	OffsetFlushTimeout time.Duration
 	// ShutdownTimeout bounds how long a stopping task may take to drain its
 	// in-flight records and flush offsets (task.shutdown.graceful.timeout.ms).
 	ShutdownTimeout time.Duration
@@ -75,6 +79,9 @@ func (o *Options) defaults() {
 	}
 	if o.OffsetFlushInterval <= 0 {
 		o.OffsetFlushInterval = time.Second
+	}
+	if o.OffsetFlushTimeout <= 0 {
+		o.OffsetFlushTimeout = 30 * time.Second
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 5 * time.Second

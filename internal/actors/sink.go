@@ -350,7 +350,11 @@ func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32) erro
 		toCommit[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
 	}
 	var commitErr error
-	p.client.CommitOffsetsSync(ctx, toCommit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	// offset.flush.timeout.ms bounds the commit, as in Connect; PreCommit
+	// above is the connector's own business, unbounded as there.
+	cctx, cancel := context.WithTimeout(ctx, p.rt.opts.OffsetFlushTimeout)
+	defer cancel()
+	p.client.CommitOffsetsSync(cctx, toCommit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			commitErr = err
 			return

@@ -275,7 +275,8 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	// offset.flush.timeout.ms bounds the write of the offsets.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
 	defer cancel()
 	if err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries); err != nil {
 		// Not fatal: the same offsets (or newer) are written next time.
@@ -283,7 +284,9 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 		return nil
 	}
 	p.tracker.markFlushed(entries)
-	if err := p.task.Commit(wctx); err != nil {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := p.task.Commit(cctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -232,7 +232,7 @@ func (m *membership) info() *controlpb.WorkerInfo {
 	st := m.member.State()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	wi := &controlpb.WorkerInfo{WorkerId: m.w.cfg.WorkerID, RestUrl: "http://" + advertised(m.w.ln.Addr().String()),
+	wi := &controlpb.WorkerInfo{WorkerId: m.w.cfg.WorkerID, RestUrl: m.w.restURL,
 		Generation: st.Generation, Leader: st.Leader(), Connectors: slices.Clone(m.current.Connectors)}
 	for _, t := range m.current.Tasks {
 		wi.Tasks = append(wi.Tasks, &controlpb.TaskRef{Connector: t.Connector, Task: int32(t.Task)})

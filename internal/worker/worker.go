@@ -10,10 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +45,17 @@ type Config struct {
 	Bootstrap []string
 	// RESTAddr is where the REST API listens (host:port; ":0" picks a port).
 	RESTAddr string
+	// RESTAdvertisedHost and RESTAdvertisedPort are what this worker gives
+	// out to the others as its REST URL (in the group's metadata, in
+	// gossip, in GET /workers) and, by default, its id, as Connect's
+	// rest.advertised.host.name and rest.advertised.port; empty and zero
+	// take the listener's (127.0.0.1 for a listener on every interface).
+	RESTAdvertisedHost string
+	RESTAdvertisedPort int
+	// ClientID is the client.id of the worker's own Kafka clients (its
+	// group membership and the internal topics), as Connect's client.id;
+	// empty means sluice-<worker id>. Tasks' clients keep their own ids.
+	ClientID string
 
 	// Internal topics, as Connect's config.storage.topic etc.; empty means
 	// <cluster>-configs, <cluster>-offsets, <cluster>-status.
@@ -57,11 +65,24 @@ type Config struct {
 	// broker's default.replication.factor.
 	ReplicationFactor int16
 
-	// Props are worker-level connector defaults (key.converter,
-	// value.converter and their sub-keys).
+	// Props are Kafka Connect's distributed worker keys, as in
+	// connect-distributed.properties: converter defaults for every
+	// connector (key.converter, value.converter and their sub-keys), and
+	// keys that set the fields above where a field is unset
+	// (bootstrap.servers, group.id, listeners, config.storage.topic, ...).
+	// Keys Sluice cannot honour are refused at start; the others it
+	// ignores are logged (connectkeys.go).
 	Props map[string]string
 
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms, default 1 s
+	// OffsetFlushTimeout bounds one offset flush (source) or commit (sink)
+	// before it is given up and retried at the next interval
+	// (offset.flush.timeout.ms; default 30 s, Connect's is 5 s).
+	OffsetFlushTimeout time.Duration
+	// ShutdownTimeout bounds how long a stopping task may take to drain
+	// its in-flight records and flush its offsets
+	// (task.shutdown.graceful.timeout.ms, default 5 s).
+	ShutdownTimeout time.Duration
 	// GossipBind is where memberlist listens (host:port; default
 	// 127.0.0.1:0). Workers find each other's gossip addresses through the
 	// Kafka group; Join lists seeds to contact at once.
@@ -104,15 +125,23 @@ func (c *Config) logger(name string) zerolog.Logger {
 	return c.Loggers.Logger(name).With().Str("worker", c.WorkerID).Logger()
 }
 
+// Resolve returns cfg as Start would run it: Kafka Connect's keys in Props
+// applied where the fields are unset, and the defaults filled in. It
+// refuses what Start refuses.
+func Resolve(cfg Config) (Config, error) {
+	err := cfg.defaults()
+	return cfg, err
+}
+
 func (c *Config) defaults() error {
-	if c.Cluster == "" {
-		return errors.New("cluster name is required")
-	}
-	if len(c.Bootstrap) == 0 {
-		return errors.New("at least one bootstrap broker is required")
-	}
 	if err := c.applyConnectKeys(); err != nil {
 		return err
+	}
+	if c.Cluster == "" {
+		return errors.New("cluster name is required (or group.id)")
+	}
+	if len(c.Bootstrap) == 0 {
+		return errors.New("at least one bootstrap broker is required (or bootstrap.servers)")
 	}
 	if c.ConfigTopic == "" {
 		c.ConfigTopic = c.Cluster + "-configs"
@@ -141,17 +170,21 @@ func (c *Config) defaults() error {
 	if c.RESTAddr == "" {
 		c.RESTAddr = ":8083"
 	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 5 * time.Second
+	}
 	if c.Loggers == nil {
 		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
 	}
 	return nil
 }
 
-// workerKeys are the Kafka Connect worker keys a worker takes in Props;
-// with them, the converter defaults (key.converter, value.converter and
-// their sub-keys) and header.converter. Any other key is refused at start
-// (checkWorkerKeys), so that a properties file written for Connect never
-// runs with a setting silently dropped.
+// workerKeys are the Kafka Connect worker keys a worker takes in Props and
+// honours as Connect does; with them, the converter defaults
+// (key.converter, value.converter, header.converter and their sub-keys)
+// and mappedKeys (connectkeys.go). Every other key is ignored with a log
+// line or refused at start (classifyKeys), so that a properties file
+// written for Connect never runs with a setting silently dropped.
 var workerKeys = map[string]bool{
 	"config.storage.topic": true, "offset.storage.topic": true, "status.storage.topic": true,
 	"offset.storage.partitions": true, "status.storage.partitions": true,
@@ -161,106 +194,14 @@ var workerKeys = map[string]bool{
 	"topic.tracking.enable": true, "topic.tracking.allow.reset": true,
 }
 
-// checkWorkerKeys refuses the worker keys this version does not take,
-// naming every one.
-func checkWorkerKeys(props map[string]string) error {
-	var bad []string
-	for k := range props {
-		switch {
-		case workerKeys[k], k == "key.converter", k == "value.converter",
-			strings.HasPrefix(k, "key.converter."), strings.HasPrefix(k, "value.converter."):
-		case k == "header.converter", strings.HasPrefix(k, "header.converter."):
-			if v := strings.TrimSpace(props[k]); strings.HasSuffix(v, "SimpleHeaderConverter") {
-				bad = append(bad, k+" (SimpleHeaderConverter is not supported yet: without a header.converter, headers pass through as bytes)")
-			}
-		default:
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	return fmt.Errorf("worker key(s) not supported by this version of Sluice: %s; remove them (flags set what they would: see sluice worker --help)", strings.Join(bad, ", "))
-}
-
-// applyConnectKeys takes Kafka Connect's worker keys from Props where the
-// typed field is unset, so a connect-distributed properties file's
-// settings carry over.
-func (c *Config) applyConnectKeys() error {
-	if err := checkWorkerKeys(c.Props); err != nil {
-		return err
-	}
-	str := func(key string, dst *string) {
-		if v := strings.TrimSpace(c.Props[key]); v != "" && *dst == "" {
-			*dst = v
-		}
-	}
-	str("config.storage.topic", &c.ConfigTopic)
-	str("offset.storage.topic", &c.OffsetsTopic)
-	str("status.storage.topic", &c.StatusTopic)
-	var errs []error
-	num := func(key string, bits int, set func(int64)) {
-		v := strings.TrimSpace(c.Props[key])
-		if v == "" {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, bits)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a number", key, v))
-			return
-		}
-		set(n)
-	}
-	unset32 := func(dst *int32) func(int64) {
-		return func(n int64) {
-			if *dst == 0 {
-				*dst = int32(n)
-			}
-		}
-	}
-	millis := func(dst *time.Duration) func(int64) {
-		return func(n int64) {
-			if *dst == 0 {
-				*dst = time.Duration(n) * time.Millisecond
-			}
-		}
-	}
-	num("offset.storage.partitions", 32, unset32(&c.OffsetsPartitions))
-	num("status.storage.partitions", 32, unset32(&c.StatusPartitions))
-	num("offset.flush.interval.ms", 64, millis(&c.OffsetFlushInterval))
-	num("session.timeout.ms", 64, millis(&c.SessionTimeout))
-	num("heartbeat.interval.ms", 64, millis(&c.HeartbeatInterval))
-	num("rebalance.timeout.ms", 64, millis(&c.RebalanceTimeout))
-	// One replication factor serves the three internal topics: differing
-	// values could not be honoured, so they are refused.
-	var factors []string
-	for _, k := range []string{"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor"} {
-		if v := strings.TrimSpace(c.Props[k]); v != "" && !slices.Contains(factors, v) {
-			factors = append(factors, v)
-		}
-		num(k, 16, func(n int64) {
-			if c.ReplicationFactor == 0 {
-				c.ReplicationFactor = int16(n)
-			}
-		})
-	}
-	session, heartbeat := cmp.Or(c.SessionTimeout, 10*time.Second), cmp.Or(c.HeartbeatInterval, time.Second)
-	if heartbeat >= session {
-		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%v) must be below session.timeout.ms (%v)", heartbeat, session))
-	}
-	if len(factors) > 1 {
-		errs = append(errs, fmt.Errorf("config.storage.replication.factor, offset.storage.replication.factor and status.storage.replication.factor differ (%s): Sluice creates its internal topics with one replication factor; give them the same value", strings.Join(factors, ", ")))
-	}
-	return errors.Join(errs...)
-}
-
 // Worker is a running worker.
 type Worker struct {
 	cfg  Config
 	log  zerolog.Logger
 	http *http.Server
 	ln   net.Listener
+	// restURL is the REST URL this worker gives out to the others.
+	restURL string
 
 	ready     atomic.Bool
 	clusterID atomic.Value // string, once Kafka answered
@@ -304,11 +245,14 @@ func Start(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REST API cannot listen on %s: %w", cfg.RESTAddr, err)
 	}
+	restURL := "http://" + cfg.restAdvertised(ln.Addr().String())
 	if cfg.WorkerID == "" {
-		cfg.WorkerID = advertised(ln.Addr().String())
+		// Connect's worker id: the advertised host and port.
+		cfg.WorkerID = cfg.restAdvertised(ln.Addr().String())
 	}
 	log := cfg.logger(loglevel.Worker)
-	w := &Worker{cfg: cfg, log: log, ln: ln, done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
+	classifyKeys(cfg.Props).log(log)
+	w := &Worker{cfg: cfg, log: log, ln: ln, restURL: restURL, done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
 	w.members = &membership{w: w}
 
 	if err := w.build(); err != nil {
@@ -322,7 +266,7 @@ func Start(cfg Config) (*Worker, error) {
 			log.Error().Err(err).Msg("REST server stopped")
 		}
 	}()
-	log.Info().Str("rest", ln.Addr().String()).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
+	log.Info().Str("rest", ln.Addr().String()).Str("advertised", restURL).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
@@ -333,7 +277,12 @@ func Start(cfg Config) (*Worker, error) {
 // build makes the Kafka clients, the state stores and the control plane;
 // none of them talks to Kafka yet.
 func (w *Worker) build() error {
-	kopts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID)}, w.cfg.KafkaOpts...)
+	clientOpts := func(id string) []kgo.Opt {
+		return append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID(id)}, w.cfg.KafkaOpts...)
+	}
+	// client.id names the worker's own clients; the producer of its
+	// source tasks is not one of them.
+	kopts := clientOpts(cmp.Or(w.cfg.ClientID, "sluice-"+w.cfg.WorkerID))
 	var err error
 	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
 		return fmt.Errorf("kafka client: %w", err)
@@ -355,7 +304,7 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
-	if w.producer, err = kgo.NewClient(append(append([]kgo.Opt{}, kopts...), actors.ProducerOpts()...)...); err != nil {
+	if w.producer, err = kgo.NewClient(append(clientOpts("sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)...); err != nil {
 		return err
 	}
 
@@ -387,7 +336,7 @@ func (w *Worker) build() error {
 		bind = "127.0.0.1:0"
 	}
 	if w.gossip, err = gossip.Start(gossip.Config{
-		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String())},
+		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: w.restURL},
 		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join,
 		ProbeInterval: w.cfg.ProbeInterval, ProbeTimeout: w.cfg.ProbeTimeout, SuspicionMult: w.cfg.SuspicionMult,
 		OnGone: w.removeGone, Log: w.cfg.logger(loglevel.Gossip),
@@ -395,7 +344,7 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.members.member = group.New(group.Config{
-		Group: w.cfg.Cluster, WorkerID: w.cfg.WorkerID, URL: "http://" + advertised(w.ln.Addr().String()),
+		Group: w.cfg.Cluster, WorkerID: w.cfg.WorkerID, URL: w.restURL,
 		Gossip:         w.gossip.Addr(),
 		Client:         w.admCl,
 		SessionTimeout: w.cfg.SessionTimeout, HeartbeatInterval: w.cfg.HeartbeatInterval, RebalanceTimeout: w.cfg.RebalanceTimeout,
@@ -449,6 +398,22 @@ func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *conne
 	return ce
 }
 
+// restAdvertised is the host:port this worker gives out to the others for
+// its REST API listening at addr, as Connect's RestServer.advertisedUrl:
+// rest.advertised.host.name and rest.advertised.port where given.
+func (c *Config) restAdvertised(addr string) string {
+	host, port, err := net.SplitHostPort(advertised(addr))
+	if err != nil {
+		return addr
+	}
+	if c.RESTAdvertisedPort != 0 {
+		port = strconv.Itoa(c.RESTAdvertisedPort)
+	}
+	return net.JoinHostPort(cmp.Or(c.RESTAdvertisedHost, host), port)
+}
+
+// advertised is addr with a host others can dial: a listener on every
+// interface gives 127.0.0.1.
 func advertised(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -462,6 +427,11 @@ func advertised(addr string) string {
 
 // RESTAddr is the address the REST API listens on.
 func (w *Worker) RESTAddr() string { return w.ln.Addr().String() }
+
+// StopTimeout is how long a graceful Stop may take: the tasks' drain
+// (task.shutdown.graceful.timeout.ms), then leaving the group and flushing
+// the statuses.
+func (w *Worker) StopTimeout() time.Duration { return w.cfg.ShutdownTimeout + 25*time.Second }
 
 // ID is the worker id.
 func (w *Worker) ID() string { return w.cfg.WorkerID }
@@ -557,6 +527,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Producer:  w.producer, Admin: w.adm,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
+		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
 		Log: cfg.logger(loglevel.Actors),
 	})
 	if err != nil {

@@ -138,39 +138,3 @@ func TestConnectWorkerKeysApply(t *testing.T) {
 		t.Fatalf("group timing keys not applied: %+v", timing)
 	}
 }
-
-// Worker keys this version does not take are refused at start, each by
-// name, rather than dropped: so are settings it could not honour.
-func TestWorkerKeysNotTakenAreRefused(t *testing.T) {
-	for _, tc := range []struct {
-		props map[string]string
-		want  []string
-	}{
-		{map[string]string{"bootstrap.servers": "k:9092", "group.id": "g", "value.converter": "StringConverter"},
-			[]string{"bootstrap.servers", "group.id"}},
-		{map[string]string{"config.providers": "file", "exactly.once.source.support": "enabled"},
-			[]string{"config.providers", "exactly.once.source.support"}},
-		{map[string]string{"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, []string{"header.converter"}},
-		{map[string]string{"config.storage.replication.factor": "3", "offset.storage.replication.factor": "1"},
-			[]string{"replication.factor", "differ"}},
-		{map[string]string{"session.timeout.ms": "1000", "heartbeat.interval.ms": "3000"}, []string{"heartbeat.interval.ms"}},
-	} {
-		c := Config{Cluster: "x", Bootstrap: []string{"b"}, Props: tc.props}
-		err := c.defaults()
-		if err == nil {
-			t.Errorf("%v: accepted", tc.props)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%v: error %q does not name %s", tc.props, err, w)
-			}
-		}
-	}
-	ok := Config{Cluster: "x", Bootstrap: []string{"b"}, Props: map[string]string{
-		"value.converter": "StringConverter", "value.converter.schemas.enable": "false", "key.converter.foo": "x",
-		"header.converter": "org.apache.kafka.connect.converters.ByteArrayConverter", "topic.tracking.enable": "false"}}
-	if err := ok.defaults(); err != nil {
-		t.Fatalf("keys this version takes refused: %v", err)
-	}
-}
