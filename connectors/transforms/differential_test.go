@@ -139,6 +139,10 @@ func TestDifferential(t *testing.T) {
 // knownDifferences are the cases where Sluice deliberately differs from
 // Apache Kafka Connect, each with the reason (README.md lists them too).
 var knownDifferences = map[string]string{
+	"ReplaceField$Value/deprecated whitelist is ignored in 4.1": "whitelist and blacklist were removed in Kafka 4.0 and " +
+		"Connect 4.1 ignores them, keeping every field; Sluice refuses them by name, so that a config carried over " +
+		"from an older Connect does not silently stop filtering",
+	"ReplaceField$Value/deprecated blacklist is ignored in 4.1": "as the whitelist case",
 	"MaskField$Value/struct Decimal of scale 2": "a Go decimal (*big.Rat) carries no scale, so a Decimal masked to zero " +
 		"converts under the schema's scale; Connect's BigDecimal.ZERO has scale 0, which its JsonConverter refuses for a " +
 		"schema of scale 2, failing every such record",

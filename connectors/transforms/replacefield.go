@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -13,8 +14,10 @@ import (
 //
 // Apache Kafka 4.0 removed the deprecated whitelist and blacklist keys
 // (KAFKA-17530); Connect 4.1 no longer defines them and, like any key a
-// transform does not define, ignores them. So does this port: a config
-// still using them keeps every field, as on Connect 4.1.
+// transform does not define, ignores them, so a config still using them
+// keeps every field. Sluice refuses them instead, naming the key: a config
+// carried over from an older Connect must not silently stop filtering
+// (the differential test lists this difference).
 var _ = addKeyValue("ReplaceField", func(p part) connectors.Transform { return &replaceField{part: p} })
 
 const (
@@ -97,6 +100,11 @@ func parseRenameMappings(mappings []string) ([][2]string, error) {
 func (t *replaceField) Config() *connectors.ConfigDef { return replaceFieldConfig() }
 
 func (t *replaceField) Configure(props map[string]string) error {
+	for old, now := range map[string]string{"whitelist": "include", "blacklist": "exclude"} {
+		if _, ok := props[old]; ok {
+			return keyError(old, props[old], fmt.Sprintf("%s was removed in Apache Kafka 4.0 and Connect 4.1 ignores it, keeping every field; use %s", old, now))
+		}
+	}
 	set := func(key string) map[string]bool {
 		out := map[string]bool{}
 		for _, f := range javaList(props[key]) {

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -63,8 +64,6 @@ func TestReplaceFieldSchemaless(t *testing.T) {
 		{map[string]string{"include": "abc,foo,missing"}, map[string]any{"abc": int32(42), "foo": true}},
 		{map[string]string{"include": "abc,foo", "exclude": "foo"}, map[string]any{"abc": int32(42)}},
 		{map[string]string{"renames": "missing:x"}, in},
-		// whitelist and blacklist are gone since Kafka 4.0: ignored.
-		{map[string]string{"whitelist": "abc", "blacklist": "foo"}, in},
 		// Two names renamed to one: deterministic here (sorted order).
 		{map[string]string{"renames": "abc:foo"}, map[string]any{"dont": "whatever", "foo": true, "etc": "etc"}},
 	}
@@ -150,6 +149,18 @@ func TestReplaceFieldReplaceNullWithDefault(t *testing.T) {
 			if len(v.Schema.Fields) != 1 || v.Get("optional_with_default") != c.want {
 				t.Errorf("%s replace=%s: %v, want %v", class, c.replace, v.Values, c.want)
 			}
+		}
+	}
+}
+
+// whitelist and blacklist, removed in Kafka 4.0 and ignored by Connect
+// 4.1, are refused by name rather than ignored.
+func TestReplaceFieldRefusesRemovedKeys(t *testing.T) {
+	for _, key := range []string{"whitelist", "blacklist"} {
+		x := &replaceField{part: valuePart{}}
+		err := x.Configure(map[string]string{key: "a"})
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v, want a refusal naming it", key, err)
 		}
 	}
 }
