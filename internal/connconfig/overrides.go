@@ -209,8 +209,8 @@ var refused = map[string]string{
 	"security.protocol": "a connector's clients connect as the worker does (SASL and TLS are the worker's franz-go options)",
 }
 
-// refuseUnknown refuses every key not in known, and reports whether none
-// was refused.
+// refuseUnknown refuses every key not in known, with the reason special or
+// refused gives for it, if any.
 func (p *overrideParser) refuseUnknown(known []string, special map[string]string) {
 	for _, k := range sortedKeys(p.keys) {
 		if slices.Contains(known, k) {

@@ -209,7 +209,8 @@ func parseProducer(keys map[string]string, ce *connectors.ConfigError) ClientOve
 		request = javaRequestTimeout
 	}
 	if d, ok := p.millis("delivery.timeout.ms", kgoMinRecordTimeout, 0); ok {
-		if d < linger+request {
+		// Checked as Java checks it, unless one of the two is bad already.
+		if !p.bad && d < linger+request {
 			p.fail("delivery.timeout.ms", "delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
 		}
 		p.opts = append(p.opts, kgo.RecordDeliveryTimeout(d))
