@@ -101,6 +101,17 @@ func TestSourceDeliversEverySequenceAndCommitsOffsets(t *testing.T) {
 // Invariant 1 (source): produce fails part way; no committed offset may name
 // a record that Kafka does not have.
 func TestSourceNeverCommitsUnacknowledgedOffsets(t *testing.T) {
+	neverCommitsUnacknowledged(t, nil)
+}
+
+// Invariant 1 holds as well for a source producing through a producer of
+// its own (producer overrides), which its failed task closes and its
+// restarted one makes anew.
+func TestOwnProducerNeverCommitsUnacknowledgedOffsets(t *testing.T) {
+	neverCommitsUnacknowledged(t, map[string]string{"producer.override.linger.ms": "5", "producer.override.client.id": "ack-own"})
+}
+
+func neverCommitsUnacknowledged(t *testing.T, extra map[string]string) {
 	// Always on kfake: the failures are injected with ControlKey.
 	e := newFakeEnv(t)
 	created, err := e.adm.CreateTopic(context.Background(), 1, -1, nil, e.topic("ack-out"))
@@ -139,7 +150,11 @@ func TestSourceNeverCommitsUnacknowledgedOffsets(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	e.create("ack", withConv(map[string]string{"name": "ack", "connector.class": "test.TestSource", "topic": e.topic("ack-out"), "tasks.max": "1"}))
+	cfg := withConv(map[string]string{"name": "ack", "connector.class": "test.TestSource", "topic": e.topic("ack-out"), "tasks.max": "1"})
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	e.create("ack", cfg)
 	testutil.Eventually(t, 20*time.Second, "the task fails on the refused produce", func() error {
 		if st := e.taskState("ack", 0); st.State != state.StateFailed {
 			return fmt.Errorf("state %s", st.State)

@@ -53,8 +53,9 @@ func newFakeEnv(t *testing.T) *env {
 
 // newEnvOn builds the runtime on k's stores; with trackTopics the status
 // log records the topics tasks use, as a worker with
-// topic.tracking.enable=true runs.
-func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool) *env {
+// topic.tracking.enable=true runs. Each of with may change the runtime's
+// options before it starts.
+func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool, with ...func(*Options)) *env {
 	t.Helper()
 	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
@@ -73,6 +74,9 @@ func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool) *env {
 	}
 	if trackTopics {
 		opts.Topics = e.statuses
+	}
+	for _, f := range with {
+		f(&opts)
 	}
 	var err error
 	if e.rt, err = NewRuntime(opts); err != nil {
@@ -154,6 +158,7 @@ type hooks struct {
 	openErrors int // Open fails this many times
 	// sink
 	written   []int64 // seq of each value written, in order
+	batches   []int   // size of each batch Write got
 	writeFail int     // Write fails (non-retriable) this many times
 	retriable int     // Write fails (retriable) this many times
 }
@@ -302,6 +307,7 @@ func (s *testSinkTask) Write(_ context.Context, recs []*connectors.SinkRecord) e
 		s.h.writeFail--
 		return errors.New("test: write refused")
 	}
+	s.h.batches = append(s.h.batches, len(recs))
 	for _, r := range recs {
 		v, _ := r.Value.(string)
 		var task int

@@ -4,13 +4,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// ProducerOpts are the options of the worker's shared source producer:
+// ProducerOpts are the options of the worker's shared source producer, and
+// the base of a connector's own (producer overrides come after them):
 // idempotent with acks=all (kgo's defaults, stated here so nobody loosens
-// them by accident), records keyed like Kafka's Java client (murmur2, so the
-// same key lands on the same partition as with Connect), and a record whose
-// source pinned a partition going there.
+// them by accident; invariant 1 rests on acks=all), records keyed like
+// Kafka's Java client (murmur2, so the same key lands on the same partition
+// as with Connect), and a record whose source pinned a partition going
+// there. Its metadata requests let the broker create a missing topic (if
+// auto.create.topics.enable allows it), as Java's producer's do: a source
+// without topic creation keys relies on that, as in Connect.
 func ProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
+		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(pinPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.MaxBufferedRecords(1 << 17),

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
 )
@@ -56,8 +57,13 @@ type Options struct {
 	KafkaOpts []kgo.Opt
 	// Producer is shared by every source task and the dead letter queues of
 	// this worker: one idempotent acks=all client instead of one per task.
+	// A connector with producer overrides has its own (clients.go).
 	Producer *kgo.Client
 	Admin    *kadm.Client
+	// Worker is what parsing connector configs needs of the worker's own
+	// config: the client override policy and topic.creation.enable. The
+	// zero value is Kafka Connect's defaults.
+	Worker connconfig.Worker
 
 	Backoff             Backoff
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms
@@ -97,6 +103,8 @@ type Runtime struct {
 	system *actor.ActorSystem
 	worker *actor.PID
 	leases *leases
+	// producers are the connectors' own producers (clients.go).
+	producers ownProducers
 
 	mu      sync.Mutex
 	stopped bool
@@ -238,6 +246,9 @@ func (r *Runtime) Stop(ctx context.Context) error {
 		r.opts.Log.Warn().Err(err).Msg("worker actor did not stop in time")
 	}
 	err := r.leases.wait(ctx)
+	// A task still running past ctx no longer keeps its connector's own
+	// producer open: no client outlives the runtime.
+	r.producers.closeAll()
 	if !r.system.IsStopped() {
 		r.system.Shutdown()
 	}

@@ -19,12 +19,12 @@ type setup struct {
 	err    error
 }
 
-func newSetup(reg *connectors.Registry, config map[string]string) *setup {
+func newSetup(reg *connectors.Registry, w connconfig.Worker, config map[string]string) *setup {
 	s := &setup{config: config}
 	if s.plugin, s.err = reg.Lookup(config[connconfig.ConnectorClass]); s.err != nil {
 		return s
 	}
-	s.keys, s.err = connconfig.ParseRuntime(s.plugin.Type, config)
+	s.keys, s.err = connconfig.ParseRuntime(w, s.plugin.Type, config)
 	return s
 }
 

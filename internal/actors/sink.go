@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -26,6 +28,9 @@ type sinkPipeline struct {
 
 	client *kgo.Client
 	active *taskTopics // topics recorded as used (topics.go)
+	// dlq produces to the dead letter queue: the worker's producer, or the
+	// connector's own with producer overrides; nil without a queue.
+	dlq *kgo.Client
 
 	mu        sync.Mutex
 	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
@@ -34,7 +39,8 @@ type sinkPipeline struct {
 }
 
 // maxPollRecords is Connect's consumer max.poll.records default: the
-// largest batch one Write gets.
+// largest batch one Write gets (consumer.override.max.poll.records changes
+// it).
 const maxPollRecords = 500
 
 func (p *sinkPipeline) run(ctx context.Context) (err error) {
@@ -55,14 +61,14 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 		}
 		return fmt.Errorf("open sink task: %w", err)
 	}
-	if p.keys.DLQ.Topic != "" && p.rt.opts.Admin != nil {
-		// As Connect does, the dead letter queue exists before the first
-		// bad record needs it (one partition).
-		if err := createTopic(ctx, p.rt.opts.Admin, p.keys.DLQ.Topic, 1, p.keys.DLQ.ReplicationFactor); err != nil {
+	if p.keys.DLQ.Topic != "" {
+		release, err := p.openDLQ(ctx)
+		defer release()
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
+			return err
 		}
 	}
 	if err := p.connect(); err != nil {
@@ -88,6 +94,30 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	return loopErr
 }
 
+// openDLQ makes the dead letter queue ready, as Connect's
+// DeadLetterQueueReporter does before the first bad record needs it: its
+// topic (one partition) created by the connector's admin client, and the
+// producer that writes to it. The returned function releases what it
+// opened.
+func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
+	producer, release, err := p.rt.producerFor(p.id.Connector, "connector-dlq-producer-"+p.id.Connector, p.keys.Overrides.Producer)
+	if err != nil {
+		return func() {}, err
+	}
+	p.dlq = producer
+	admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
+	if err != nil {
+		return release, err
+	}
+	defer closeAdmin()
+	if admin != nil {
+		if err := createTopic(ctx, admin, p.keys.DLQ.Topic, 1, p.keys.DLQ.ReplicationFactor, nil); err != nil {
+			return release, fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
+		}
+	}
+	return release, nil
+}
+
 func (p *sinkPipeline) connect() error {
 	opts := append([]kgo.Opt{}, p.rt.opts.KafkaOpts...)
 	opts = append(opts,
@@ -97,20 +127,22 @@ func (p *sinkPipeline) connect() error {
 		// consumer takes the dead one's place at once instead of waiting
 		// out the session; an old instance still alive is fenced.
 		kgo.InstanceID(fmt.Sprintf("%s-%d", p.id.Connector, p.id.Task)),
-		kgo.SessionTimeout(10*time.Second),
-		kgo.HeartbeatInterval(time.Second),
+		kgo.SessionTimeout(connconfig.SinkSessionTimeout),
+		kgo.HeartbeatInterval(connconfig.SinkHeartbeatInterval),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ClientID(fmt.Sprintf("sluice-%s-%s-%d", p.rt.opts.WorkerID, p.id.Connector, p.id.Task)),
-		kgo.FetchMaxBytes(16<<20),
-		kgo.FetchMaxPartitionBytes(4<<20),
+		kgo.FetchMaxBytes(connconfig.SinkFetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(connconfig.SinkFetchMaxPartitionBytes),
 		kgo.FetchMaxWait(250*time.Millisecond),
 		kgo.OnPartitionsAssigned(p.assigned),
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
 	)
+	// consumer.override.*, after Sluice's own settings, so they win.
+	opts = append(opts, p.keys.Overrides.Consumer.Opts...)
 	// ParseRuntime made sure exactly one of them is set.
 	if re := p.keys.TopicsRegex; re != "" {
 		// Connect's topics.regex must match the whole topic name; kgo
@@ -153,20 +185,14 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 		}
 		p.client.AllowRebalance()
 		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
-		fetches := p.client.PollRecords(pctx, maxPollRecords)
+		fetches := p.client.PollRecords(pctx, p.maxPollRecords())
 		cancel()
 		if fetches.IsClientClosed() {
 			return nil
 		}
-		var fetchErr error
-		fetches.EachError(func(t string, part int32, err error) {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return
-			}
-			p.log.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
-			fetchErr = err
-		})
-		_ = fetchErr // kgo retries fetch errors itself; they are logged
+		if err := p.fetchErrors(fetches); err != nil {
+			return err
+		}
 		if fetches.NumRecords() == 0 {
 			continue
 		}
@@ -174,6 +200,38 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+func (p *sinkPipeline) maxPollRecords() int {
+	if n := p.keys.Overrides.Consumer.MaxPollRecords; n > 0 {
+		return n
+	}
+	return maxPollRecords
+}
+
+// fetchErrors logs the errors of a poll; kgo retries fetches itself. With
+// auto.offset.reset=none, a partition without a committed offset or whose
+// offset is out of range fails the task, as Connect's consumer throws from
+// poll then.
+func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
+	var fatal error
+	fetches.EachError(func(t string, part int32, err error) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return
+		}
+		p.log.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
+		if p.keys.Overrides.Consumer.NoReset && fatal == nil && noOffset(err) {
+			fatal = fmt.Errorf("%s-%d: %w (consumer.override.auto.offset.reset=none: there is no offset to reset to)", t, part, err)
+		}
+	})
+	return fatal
+}
+
+// noOffset reports whether a fetch error says a partition has no offset to
+// consume from: kgo's error for a partition without a committed offset
+// (unexported, hence the text) or an offset out of range.
+func noOffset(err error) bool {
+	return errors.Is(err, kerr.OffsetOutOfRange) || strings.Contains(err.Error(), "no prior committed offset")
 }
 
 // deliver converts a fetched batch and writes it.
@@ -305,7 +363,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	defer cancel()
 	// Synchronous: the record's offset may be committed only once the
 	// dead letter queue has it.
-	if err := p.rt.opts.Producer.ProduceSync(pctx, dr).FirstErr(); err != nil {
+	if err := p.dlq.ProduceSync(pctx, dr).FirstErr(); err != nil {
 		return fmt.Errorf("dead letter queue %q: %w", p.keys.DLQ.Topic, err)
 	}
 	return nil

@@ -15,14 +15,18 @@ import (
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
-// worker's idempotent acks=all producer -> advance the per-partition
-// watermark as acks arrive -> flush offsets every offset.flush.interval.ms
-// -> the task's Commit.
+// worker's idempotent acks=all producer (or the connector's own, with
+// producer overrides) -> advance the per-partition watermark as acks
+// arrive -> flush offsets every offset.flush.interval.ms -> the task's
+// Commit.
 type sourcePipeline struct {
 	*taskRun
 	task connectors.SourceTask
 	codec
 	keys connconfig.Runtime
+
+	producer *kgo.Client
+	admin    *kadm.Client // creates topics; nil when there is none
 
 	tracker   *offsetTracker
 	topics    map[string]bool // topics known to exist
@@ -35,6 +39,22 @@ type sourcePipeline struct {
 const pollTimeout = 500 * time.Millisecond
 
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
+	// Released last, after the drain below: the producer outlives every
+	// record this task handed it.
+	producer, release, err := p.rt.producerFor(p.id.Connector, "connector-producer-"+p.id.Connector, p.keys.Overrides.Producer)
+	if err != nil {
+		return err
+	}
+	defer release()
+	p.producer = producer
+	if p.keys.TopicCreation.Enabled {
+		admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
+		if err != nil {
+			return err
+		}
+		defer closeAdmin()
+		p.admin = admin
+	}
 	p.tracker = newOffsetTracker()
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
@@ -184,7 +204,12 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	// As Connect, a topic counts as used once Kafka acknowledged a record
 	// of it.
 	active := p.active.entry(kr.Topic)
-	p.rt.opts.Producer.Produce(produceCtx, kr, func(_ *kgo.Record, err error) {
+	p.producer.Produce(produceCtx, kr, func(r *kgo.Record, err error) {
+		if errors.Is(err, kerr.UnknownTopicOrPartition) && !p.keys.TopicCreation.Enabled {
+			err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
+				"set %s and %s to have the connector create the topics it writes to",
+				err, r.Topic, connconfig.TopicCreationDefaultPartitions, connconfig.TopicCreationDefaultReplicationFactor)
+		}
 		p.tracker.ack(e, err)
 		if err == nil {
 			p.active.used(active)
@@ -238,26 +263,45 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 	return nil
 }
 
-// ensureTopic creates a topic the task writes to when it is missing, with
-// topic.creation.default.* or the broker's defaults, so sources work on
-// brokers with auto-creation off.
+// ensureTopic creates a topic the task writes to when it is missing and
+// topic creation is on for the connector (KIP-158), with the settings of the
+// first topic creation group that takes it, as Connect's
+// AbstractWorkerSourceTask.maybeCreateTopic does. Without topic creation,
+// Sluice does what Connect does: it produces, and the broker creates a
+// missing topic with its defaults if auto.create.topics.enable lets it
+// (the producers ask for that, as Java's producer does). Where Connect's
+// producer then waits for the topic forever, Sluice's fails the task after
+// a few metadata refreshes, naming the topic (see send).
 func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
-	if p.rt.opts.Admin == nil {
+	if !p.keys.TopicCreation.Enabled || p.admin == nil {
 		return nil
 	}
-	tc := p.keys.TopicCreation
-	if err := createTopic(ctx, p.rt.opts.Admin, topic, tc.Partitions, tc.ReplicationFactor); err != nil && ctx.Err() == nil {
-		return err
+	g := p.keys.TopicCreation.GroupFor(topic)
+	err := createTopic(ctx, p.admin, topic, g.Partitions, g.ReplicationFactor, g.Configs)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (topic creation group %q); ensure the task may create topics or that the topic exists", err, g.Name)
 	}
 	return nil
 }
 
 // createTopic creates a topic unless it exists; -1 takes the broker's
-// default partitions or replication factor.
-func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, replication int16) error {
+// default partitions or replication factor; configs are the new topic's
+// configs. As Connect, it looks first, so that a connector that may not
+// create topics still runs against topics that exist.
+func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, replication int16, configs map[string]string) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := adm.CreateTopic(cctx, partitions, replication, nil, topic)
+	if details, err := adm.ListTopics(cctx, topic); err == nil && details.Has(topic) && details[topic].Err == nil {
+		return nil
+	}
+	var cfg map[string]*string
+	for k, v := range configs {
+		if cfg == nil {
+			cfg = map[string]*string{}
+		}
+		cfg[k] = kadm.StringPtr(v)
+	}
+	resp, err := adm.CreateTopic(cctx, partitions, replication, cfg, topic)
 	if err == nil {
 		err = resp.Err
 	}

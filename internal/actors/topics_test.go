@@ -227,7 +227,7 @@ func TestSinkRecordsTheTopicsItConsumes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, topic := range []string{in1, in2} {
-		if err := createTopic(ctx, e.adm, topic, 1, -1); err != nil {
+		if err := createTopic(ctx, e.adm, topic, 1, -1, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -328,13 +328,17 @@ func defineSource(d *connectors.ConfigDef) {
 }
 
 // Validate checks the rules that span several keys, which ConfigDef(t)
-// cannot express. It returns nil when config satisfies them. Per-key checks
-// are ConfigDef(t).Validate's job; topics.regex is the exception, because the
+// cannot express, and the keys ConfigDef(t) does not define: client
+// overrides, under the worker w's policy, and topic creation groups. It
+// returns nil when config satisfies them. Per-key checks are
+// ConfigDef(t).Validate's job; topics.regex is the exception, because the
 // DLQ rule needs it compiled, and so its compile error is reported by both.
-func Validate(t connectors.Type, config map[string]string) *connectors.ConfigError {
+func Validate(w Worker, t connectors.Type, config map[string]string) *connectors.ConfigError {
 	ce := &connectors.ConfigError{}
 	validateAliases(config, ce)
 	validateHonoured(t, config, ce)
+	parseOverrides(w, t, config, ce)
+	parseTopicCreation(w, t, config, ce)
 	if t == connectors.Sink {
 		validateSinkTopics(config, ce)
 	}

@@ -110,7 +110,7 @@ func perKey(typ connectors.Type, config map[string]string) map[string][]string {
 	for _, v := range ConfigDef(typ).Validate(config) {
 		out[v.Name] = append(out[v.Name], v.Errors...)
 	}
-	if ce := Validate(typ, config); ce != nil {
+	if ce := Validate(Worker{}, typ, config); ce != nil {
 		for k, msgs := range ce.Errors {
 			out[k] = append(out[k], msgs...)
 		}
@@ -215,7 +215,7 @@ func TestValidateSinkTopics(t *testing.T) {
 		{"regex matches only part of the dlq", map[string]string{TopicsRegex: "x.*", DLQTopicName: "yx1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ce := Validate(connectors.Sink, tc.config)
+			ce := Validate(Worker{}, connectors.Sink, tc.config)
 			if len(tc.want) == 0 {
 				if ce != nil {
 					t.Fatalf("unexpected errors: %v", ce)
@@ -236,7 +236,7 @@ func TestValidateSinkTopics(t *testing.T) {
 		})
 	}
 	// A source ignores the sink rules.
-	if ce := Validate(connectors.Source, map[string]string{}); ce != nil {
+	if ce := Validate(Worker{}, connectors.Source, map[string]string{}); ce != nil {
 		t.Errorf("source: unexpected errors %v", ce)
 	}
 }
@@ -248,7 +248,7 @@ func TestValidateAliases(t *testing.T) {
 		"transforms.mask.predicate": "isTomb",
 		Predicates:                  "other",
 	}
-	ce := Validate(connectors.Source, cfg)
+	ce := Validate(Worker{}, connectors.Source, cfg)
 	if ce == nil {
 		t.Fatal("no errors")
 	}
@@ -263,34 +263,27 @@ func TestValidateAliases(t *testing.T) {
 	cfg["transforms.mask.type"] = "MaskField$Value"
 	cfg["transforms.mask.predicate"] = "other"
 	cfg["predicates.other.type"] = "RecordIsTombstone"
-	if ce := Validate(connectors.Source, cfg); ce != nil {
+	if ce := Validate(Worker{}, connectors.Source, cfg); ce != nil {
 		t.Errorf("complete config: unexpected errors %v", ce)
 	}
 }
 
 // Every Connect key this version would not honour as Connect does is
 // refused by name; the values it honours are accepted; a sink ignores the
-// source-only keys, as Connect does.
+// source-only keys, as Connect does. Client overrides and topic creation
+// have tests of their own (overrides_test.go, topiccreation_test.go).
 func TestValidateRefusesKeysNotHonoured(t *testing.T) {
 	for _, tc := range []struct {
 		t       connectors.Type
 		key, v  string
 		refused bool
 	}{
-		{connectors.Source, "producer.override.acks", "1", true},
-		{connectors.Sink, "consumer.override.max.poll.records", "10", true},
-		{connectors.Source, "admin.override.client.id", "x", true},
 		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter", true},
 		{connectors.Sink, HeaderConverter, "SimpleHeaderConverter", true},
 		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.json.JsonConverter", false},
 		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.storage.StringConverter", false},
 		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.converters.ByteArrayConverter", false},
 		{connectors.Source, HeaderConverter, "ByteArrayConverter", false},
-		{connectors.Source, TopicCreationGroups, "compacted", true},
-		{connectors.Source, "topic.creation.compacted.include", "x.*", true},
-		{connectors.Source, "topic.creation.default.cleanup.policy", "compact", true},
-		{connectors.Source, TopicCreationDefaultPartitions, "3", false},
-		{connectors.Source, TopicCreationDefaultReplicationFactor, "1", false},
 		{connectors.Source, ExactlyOnceSupport, "required", true},
 		{connectors.Source, ExactlyOnceSupport, "requested", false},
 		{connectors.Source, TransactionBoundary, "connector", true},
@@ -298,7 +291,6 @@ func TestValidateRefusesKeysNotHonoured(t *testing.T) {
 		{connectors.Source, OffsetsStorageTopic, "my-offsets", true},
 		{connectors.Sink, ExactlyOnceSupport, "required", false},
 		{connectors.Sink, OffsetsStorageTopic, "my-offsets", false},
-		{connectors.Sink, "topic.creation.groups", "g", false},
 	} {
 		ce := &connectors.ConfigError{}
 		validateHonoured(tc.t, map[string]string{tc.key: tc.v}, ce)

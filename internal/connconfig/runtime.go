@@ -2,20 +2,11 @@ package connconfig
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
-)
-
-// Keys of the default topic creation group of source connectors. ConfigDef
-// does not list them (yet): the runtime reads them, see topicCreationDef.
-const (
-	TopicCreationDefaultPartitions        = "topic.creation.default.partitions"
-	TopicCreationDefaultReplicationFactor = "topic.creation.default.replication.factor"
 )
 
 // Tolerance is a value of errors.tolerance: ToleranceNone or ToleranceAll.
@@ -58,6 +49,9 @@ type Runtime struct {
 
 	// TopicCreation is how a source creates the topics it writes to.
 	TopicCreation TopicCreation
+	// Overrides are the connector's client overrides (producer.override.*
+	// and the others), for the clients a connector of its type has.
+	Overrides Overrides
 }
 
 // DLQ is the errors.deadletterqueue.* keys of a sink.
@@ -71,13 +65,6 @@ type DLQ struct {
 	ReplicationFactor int16
 	// ContextHeaders is errors.deadletterqueue.context.headers.enable.
 	ContextHeaders bool
-}
-
-// TopicCreation is the topic.creation.default.* keys of a source; -1 takes
-// the broker's default.
-type TopicCreation struct {
-	Partitions        int32
-	ReplicationFactor int16
 }
 
 // TolerateAll reports whether errors.tolerance is all: a bad record is
@@ -94,16 +81,11 @@ var runtimeKeys = []string{
 	TasksMax, KeyConverter, ValueConverter,
 	ErrorsRetryTimeout, ErrorsRetryDelayMaxMs, ErrorsTolerance, ErrorsLogEnable, ErrorsLogIncludeMessages,
 	Topics, TopicsRegex, DLQTopicName, DLQTopicReplicationFactor, DLQContextHeadersEnable,
-	TopicCreationDefaultPartitions, TopicCreationDefaultReplicationFactor,
 }
 
-// runtimeDef is ConfigDef(t) cut down to runtimeKeys, plus the topic
-// creation keys of sources.
+// runtimeDef is ConfigDef(t) cut down to runtimeKeys.
 func runtimeDef(t connectors.Type) *connectors.ConfigDef {
 	all := ConfigDef(t)
-	if t == connectors.Source {
-		all = all.Merge(topicCreationDef())
-	}
 	d := connectors.NewConfigDef()
 	for _, name := range runtimeKeys {
 		if k, ok := all.Key(name); ok {
@@ -113,51 +95,22 @@ func runtimeDef(t connectors.Type) *connectors.ConfigDef {
 	return d
 }
 
-// topicCreationDef defines the default topic creation group of sources.
-// The defaults are Sluice's: where Connect creates no topic unless both keys
-// are set, Sluice creates a missing topic with the broker's defaults, so
-// that sources also work on brokers that do not create topics themselves.
-func topicCreationDef() *connectors.ConfigDef {
-	d := connectors.NewConfigDef()
-	d.Define(connectors.ConfigKey{
-		Name: TopicCreationDefaultPartitions, Type: connectors.TypeInt, Default: "-1", Importance: connectors.Low,
-		Doc: "Number of partitions of the topics this connector creates: -1 for the broker's default, " +
-			"or a positive number.",
-		Group: GroupTopicCreation, DisplayName: "Partitions of new topics",
-		Validate: minusOneOrPositive,
-	})
-	d.Define(connectors.ConfigKey{
-		Name: TopicCreationDefaultReplicationFactor, Type: connectors.TypeInt, Default: "-1", Importance: connectors.Low,
-		Doc: "Replication factor of the topics this connector creates: -1 for the broker's default, or a " +
-			"positive number no larger than the number of brokers.",
-		Group: GroupTopicCreation, DisplayName: "Replication factor of new topics",
-		Validate: replicationFactor,
-	})
-	return d
-}
-
-func minusOneOrPositive(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-	if err != nil {
-		return fmt.Errorf("not a 32-bit integer")
-	}
-	if n == 0 || n < -1 {
-		return fmt.Errorf("must be -1 (the broker's default) or at least 1")
-	}
-	return nil
-}
-
 // ParseRuntime parses the runtime keys of config, a connector config of type
-// t, with ConfigDef's types, defaults and validators, and for sinks the
-// topics rules of Validate. The error, a *connectors.ConfigError, names
-// every bad key. The control plane refuses such configs before they are
-// stored; a worker meets one only in a config written behind its back.
-func ParseRuntime(t connectors.Type, config map[string]string) (Runtime, error) {
+// t, with ConfigDef's types, defaults and validators, for sinks the topics
+// rules of Validate, and for both the client overrides and topic creation
+// keys as the worker w allows them. The error, a *connectors.ConfigError,
+// names every bad key. The control plane refuses such configs before they
+// are stored; a worker meets one only in a config written behind its back,
+// or validated by a worker with another policy (Connect checks overrides
+// against the running worker's policy too, when it makes the clients).
+func ParseRuntime(w Worker, t connectors.Type, config map[string]string) (Runtime, error) {
 	ce := &connectors.ConfigError{}
 	c, err := runtimeDef(t).Parse(config)
 	if err != nil && !errors.As(err, &ce) {
 		return Runtime{}, err
 	}
+	overrides := parseOverrides(w, t, config, ce)
+	topicCreation := parseTopicCreation(w, t, config, ce)
 	if t == connectors.Sink {
 		topics := &connectors.ConfigError{}
 		validateSinkTopics(config, topics)
@@ -183,9 +136,10 @@ func ParseRuntime(t connectors.Type, config map[string]string) (Runtime, error) 
 		RetryDelayMax:  c.Millis(ErrorsRetryDelayMaxMs),
 		LogErrors:      c.Bool(ErrorsLogEnable),
 		LogMessages:    c.Bool(ErrorsLogIncludeMessages),
+		Overrides:      overrides,
+		TopicCreation:  topicCreation,
 	}
-	switch t {
-	case connectors.Sink:
+	if t == connectors.Sink {
 		r.Topics = c.List(Topics)
 		r.TopicsRegex = strings.TrimSpace(c.String(TopicsRegex))
 		r.DLQ = DLQ{
@@ -195,11 +149,6 @@ func ParseRuntime(t connectors.Type, config map[string]string) (Runtime, error) 
 		}
 		if c.IsSet(DLQTopicReplicationFactor) {
 			r.DLQ.ReplicationFactor = int16(c.Int(DLQTopicReplicationFactor))
-		}
-	case connectors.Source:
-		r.TopicCreation = TopicCreation{
-			Partitions:        int32(c.Int(TopicCreationDefaultPartitions)),
-			ReplicationFactor: int16(c.Int(TopicCreationDefaultReplicationFactor)),
 		}
 	}
 	return r, nil

@@ -19,9 +19,8 @@ func TestParseRuntimeDefaults(t *testing.T) {
 		config map[string]string
 		want   func(r *Runtime)
 	}{
-		{connectors.Source, map[string]string{}, func(r *Runtime) {
-			r.TopicCreation = TopicCreation{Partitions: -1, ReplicationFactor: -1}
-		}},
+		// Without topic.creation.* keys a source creates no topics.
+		{connectors.Source, map[string]string{}, func(*Runtime) {}},
 		{connectors.Sink, map[string]string{Topics: "in"}, func(r *Runtime) {
 			r.Topics = []string{"in"}
 			// Unset, the DLQ takes the broker's replication factor.
@@ -29,7 +28,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 		}},
 		{"", map[string]string{}, func(*Runtime) {}},
 	} {
-		got, err := ParseRuntime(tc.typ, tc.config)
+		got, err := ParseRuntime(Worker{}, tc.typ, tc.config)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.typ, err)
 		}
@@ -46,7 +45,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 }
 
 func TestParseRuntimeEveryKey(t *testing.T) {
-	sink, err := ParseRuntime(connectors.Sink, map[string]string{
+	sink, err := ParseRuntime(Worker{}, connectors.Sink, map[string]string{
 		// Keys the runtime does not read are not its business.
 		Name: "", ExactlyOnceSupport: "bogus",
 
@@ -72,7 +71,7 @@ func TestParseRuntimeEveryKey(t *testing.T) {
 		t.Errorf("sink: TolerateAll %v, RetriesForever %v", sink.TolerateAll(), sink.RetriesForever())
 	}
 
-	regex, err := ParseRuntime(connectors.Sink, map[string]string{TopicsRegex: " orders-.* ", ErrorsRetryTimeout: "1500"})
+	regex, err := ParseRuntime(Worker{}, connectors.Sink, map[string]string{TopicsRegex: " orders-.* ", ErrorsRetryTimeout: "1500"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func TestParseRuntimeEveryKey(t *testing.T) {
 		t.Errorf("regex sink: %+v", regex)
 	}
 
-	source, err := ParseRuntime(connectors.Source, map[string]string{
+	source, err := ParseRuntime(Worker{}, connectors.Source, map[string]string{
 		TopicCreationDefaultPartitions: "6", TopicCreationDefaultReplicationFactor: "3",
 		// Sink keys mean nothing to a source.
 		Topics: "x", DLQTopicName: "dlq",
@@ -88,7 +87,8 @@ func TestParseRuntimeEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if source.TopicCreation != (TopicCreation{Partitions: 6, ReplicationFactor: 3}) || source.Topics != nil || source.DLQ != (DLQ{}) {
+	def := TopicCreationGroup{Name: "default", Partitions: 6, ReplicationFactor: 3}
+	if !source.TopicCreation.Enabled || !reflect.DeepEqual(source.TopicCreation.Default, def) || source.Topics != nil || source.DLQ != (DLQ{}) {
 		t.Errorf("source: %+v", source)
 	}
 }
@@ -115,15 +115,12 @@ func TestParseRuntimeRejectsBadValuesNamingTheKey(t *testing.T) {
 		{connectors.Sink, DLQTopicReplicationFactor, "40000", "not a 16-bit integer"},
 		{connectors.Sink, DLQContextHeadersEnable, "on", "expected true or false"},
 		{connectors.Sink, TopicsRegex, "a((", "Invalid value"},
-		{connectors.Source, TopicCreationDefaultPartitions, "0", "-1 (the broker's default) or at least 1"},
-		{connectors.Source, TopicCreationDefaultPartitions, "3abc", "not a 32-bit integer"},
-		{connectors.Source, TopicCreationDefaultReplicationFactor, "-3", "-1 (the broker's default) or at least 1"},
 	} {
 		config := map[string]string{tc.key: tc.value}
 		if tc.typ == connectors.Sink && tc.key != TopicsRegex {
 			config[Topics] = "in"
 		}
-		_, err := ParseRuntime(tc.typ, config)
+		_, err := ParseRuntime(Worker{}, tc.typ, config)
 		var ce *connectors.ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s %s=%q: error %v, want a *connectors.ConfigError", tc.typ, tc.key, tc.value, err)
@@ -154,7 +151,7 @@ func TestParseRuntimeSinkTopicRules(t *testing.T) {
 		{"dlq consumed", map[string]string{Topics: "a,dlq", DLQTopicName: "dlq"}, []string{Topics}},
 		{"and a bad key", map[string]string{TasksMax: "x"}, []string{Topics, TopicsRegex, TasksMax}},
 	} {
-		_, err := ParseRuntime(connectors.Sink, tc.config)
+		_, err := ParseRuntime(Worker{}, connectors.Sink, tc.config)
 		var ce *connectors.ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: error %v, want a *connectors.ConfigError", tc.name, err)
@@ -170,7 +167,7 @@ func TestParseRuntimeSinkTopicRules(t *testing.T) {
 		}
 	}
 	// A source has no topics to name.
-	if _, err := ParseRuntime(connectors.Source, map[string]string{}); err != nil {
+	if _, err := ParseRuntime(Worker{}, connectors.Source, map[string]string{}); err != nil {
 		t.Errorf("source: %v", err)
 	}
 }

@@ -9,10 +9,6 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 )
 
-// Client override prefixes (KIP-458): per-connector settings of the
-// clients the worker makes for a connector.
-var overridePrefixes = []string{"producer.override.", "consumer.override.", "admin.override."}
-
 // simpleHeaderConverter is Kafka Connect's default header converter, which
 // this version does not have yet (it passes headers through as bytes when
 // none is named).
@@ -38,21 +34,11 @@ func validateHonoured(t connectors.Type, config map[string]string, ce *connector
 
 // unsupported says why key k with value v cannot be honoured, or "".
 func unsupported(t connectors.Type, k, v string) string {
-	for _, p := range overridePrefixes {
-		if strings.HasPrefix(k, p) {
-			return fmt.Sprintf("Client overrides (%s*) are not supported by this version of Sluice: the worker's own client settings would apply. Remove the key.", p)
-		}
-	}
 	switch {
 	case k == HeaderConverter && IsSimpleHeaderConverter(v):
 		return fmt.Sprintf("SimpleHeaderConverter is not supported by this version of Sluice yet: without a %s, headers pass through as bytes (ByteArrayConverter). Name another converter or remove the key.", HeaderConverter)
 	case t == connectors.Sink:
 		return "" // the rest are source keys, which Connect ignores on sinks
-	case k == TopicCreationGroups && v != "":
-		return "Topic creation groups are not supported by this version of Sluice: only topic.creation.default.partitions and topic.creation.default.replication.factor are. Remove the key."
-	case strings.HasPrefix(k, "topic.creation.") && k != TopicCreationGroups &&
-		k != TopicCreationDefaultPartitions && k != TopicCreationDefaultReplicationFactor:
-		return "Only topic.creation.default.partitions and topic.creation.default.replication.factor are supported by this version of Sluice; other topic settings of created topics are not. Remove the key."
 	case k == ExactlyOnceSupport && strings.EqualFold(v, ExactlyOnceRequired):
 		return "This worker does not provide exactly-once delivery for source connectors (exactly.once.source.support is not enabled in this version of Sluice). Use 'requested' or remove the key."
 	case k == TransactionBoundary && v != "" && !strings.EqualFold(v, BoundaryPoll):

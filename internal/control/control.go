@@ -75,6 +75,10 @@ type Options struct {
 	// Converters are the converter class names GET /connector-plugins lists
 	// with connectorsOnly=false.
 	Converters []string
+	// Worker is what connector validation needs of this worker's config:
+	// connector.client.config.override.policy and topic.creation.enable.
+	// The zero value is Kafka Connect's defaults.
+	Worker connconfig.Worker
 	// CheckConverters validates the converter keys of a connector config; nil
 	// skips that check.
 	CheckConverters func(config map[string]string) *connectors.ConfigError

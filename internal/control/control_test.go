@@ -146,14 +146,13 @@ func TestCreateRefusals(t *testing.T) {
 		// Connect keys this version would not honour are refused, each by
 		// name, rather than accepted and ignored.
 		{name: "keys not honoured", conn: "x",
-			config: controltest.SourceConfig("producer.override.acks", "1", "consumer.override.max.poll.records", "5",
-				"admin.override.client.id", "a", "header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+			config: controltest.SourceConfig("producer.override.batch.size", "65536", "header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter",
 				"topic.creation.groups", "compacted", "topic.creation.default.cleanup.policy", "compact",
 				"exactly.once.support", "required", "transaction.boundary", "interval", "offsets.storage.topic", "my-offsets",
 				"predicates", "p", "predicates.p.type", "x"),
 			code: 400,
-			keys: []string{"producer.override.acks", "consumer.override.max.poll.records", "admin.override.client.id",
-				"header.converter", "topic.creation.groups", "topic.creation.default.cleanup.policy", "exactly.once.support",
+			keys: []string{"producer.override.batch.size", "header.converter", "topic.creation.compacted.include",
+				"topic.creation.default.partitions", "topic.creation.default.replication.factor", "exactly.once.support",
 				"transaction.boundary", "offsets.storage.topic", "predicates.p.type"}},
 
 		{name: "plugin key missing", conn: "x", config: map[string]string{"connector.class": controltest.SourceClass}, code: 400, keys: []string{"topic"}},
@@ -197,13 +196,16 @@ func TestCreateRefusals(t *testing.T) {
 }
 
 // The values of those keys that this version honours as Connect does are
-// accepted: header bytes passed through (ByteArrayConverter), the default
-// topic creation settings, and the exactly-once keys a worker without
-// exactly-once delivery ignores in Connect too.
+// accepted: header bytes passed through (ByteArrayConverter), topic
+// creation groups, client overrides, and the exactly-once keys a worker
+// without exactly-once delivery ignores in Connect too.
 func TestCreateAcceptsKeysHonouredAsConnectDoes(t *testing.T) {
 	e := controltest.NewEnv(t)
 	cfg := controltest.SourceConfig("header.converter", "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"topic.creation.default.partitions", "3", "topic.creation.default.replication.factor", "-1",
+		"topic.creation.groups", "compacted", "topic.creation.compacted.include", "state.*",
+		"topic.creation.compacted.cleanup.policy", "compact", "topic.creation.default.retention.ms", "60000",
+		"producer.override.acks", "1", "producer.override.compression.type", "zstd", "admin.override.client.id", "a",
 		"exactly.once.support", "requested", "transaction.boundary", "poll")
 	if _, err := e.C.Create(ctx(t), "ok-keys", cfg, ""); err != nil {
 		t.Fatalf("refused: %v", err)

@@ -33,7 +33,7 @@ const splitTimeout = 10 * time.Second
 // worker it is assigned to.
 func (c *Controller) split(ctx context.Context, p connectors.Plugin, cfg map[string]string) []map[string]string {
 	log := c.o.Log.With().Str("connector", cfg[connconfig.Name]).Logger()
-	rt, err := connconfig.ParseRuntime(p.Type, cfg)
+	rt, err := connconfig.ParseRuntime(c.o.Worker, p.Type, cfg)
 	if err != nil {
 		return nil // validation refused it already
 	}

@@ -77,7 +77,7 @@ func (c *Controller) evaluate(config map[string]string) *evaluation {
 	for _, v := range ev.values {
 		ev.add(v.Name, v.Errors...)
 	}
-	ev.addAll(connconfig.Validate(t, config))
+	ev.addAll(connconfig.Validate(c.o.Worker, t, config))
 	ev.addAll(c.checkTransforms(config))
 	if v, ok := inst.(connectors.ConfigValidator); ok {
 		var errs map[string][]string

@@ -99,10 +99,6 @@ var ignoredKeys = map[string]string{
 
 var refusedKeys = map[string]string{
 	"offset.storage.file.filename": "a standalone worker's key: Sluice runs distributed workers only (give group.id and the three storage topics)",
-	// Honoured once the worker takes them (workerKeys, which is consulted
-	// first); until then they would be accepted and ignored.
-	"connector.client.config.override.policy": "not supported by this version of Sluice",
-	"topic.creation.enable":                   "not supported by this version of Sluice",
 }
 
 // refusedPrefixes are refused whatever follows them, after the keys above

@@ -192,6 +192,7 @@ var workerKeys = map[string]bool{
 	"offset.flush.interval.ms": true,
 	"session.timeout.ms":       true, "heartbeat.interval.ms": true, "rebalance.timeout.ms": true,
 	"topic.tracking.enable": true, "topic.tracking.allow.reset": true,
+	connconfig.WorkerOverridePolicy: true, connconfig.WorkerTopicCreationEnable: true,
 }
 
 // Worker is a running worker.
@@ -207,6 +208,10 @@ type Worker struct {
 	clusterID atomic.Value // string, once Kafka answered
 	startMu   sync.Mutex
 	startErr  error
+
+	// connWorker is what connector validation and the runtime read of this
+	// worker's keys: the client override policy, topic.creation.enable.
+	connWorker connconfig.Worker
 
 	ctl      *control.Controller
 	api      *control.Router // ctl, with writes carried out by the leader
@@ -300,6 +305,9 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.statuses.SetTopicTracking(tracking)
+	if w.connWorker, err = connconfig.ParseWorker(w.cfg.Props); err != nil {
+		return err
+	}
 	if w.offsets, err = offsets.NewSourceStore(kopts, w.cfg.OffsetsTopic); err != nil {
 		return err
 	}
@@ -311,6 +319,7 @@ func (w *Worker) build() error {
 	ctl, err := control.New(control.Options{
 		Configs: w.configs, Statuses: w.statuses, Plugins: w.cfg.Registry,
 		Converters:      converters.Classes(),
+		Worker:          w.connWorker,
 		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
 		WorkerID:        w.cfg.WorkerID,
 		Version:         w.cfg.Version,
@@ -525,7 +534,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
-		Producer:  w.producer, Admin: w.adm,
+		Producer:  w.producer, Admin: w.adm, Worker: w.connWorker,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
 		Log: cfg.logger(loglevel.Actors),

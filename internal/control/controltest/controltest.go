@@ -210,8 +210,8 @@ func (f *ReadyFlag) Set(v bool) { f.mu.Lock(); f.v = v; f.mu.Unlock() }
 func (f *ReadyFlag) Get() bool  { f.mu.Lock(); defer f.mu.Unlock(); return f.v }
 
 // NewEnv starts an embedded broker and the real config and status logs on
-// it.
-func NewEnv(t testing.TB) *Env {
+// it; each of with may change the Controller's options before it is made.
+func NewEnv(t testing.TB, with ...func(*control.Options)) *Env {
 	t.Helper()
 	_, opts := kafkatest.NewCluster(t, kfake.SeedTopics(1, "test-configs"), kfake.SeedTopics(5, "test-status"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -221,14 +221,18 @@ func NewEnv(t testing.TB) *Env {
 	sl, err := state.NewStatusLog(opts, "test-status", zerolog.Nop())
 	kafkatest.StartStore(t, ctx, sl, err)
 	e := &Env{Configs: &RecordingStore{ConfigLog: cl}, Statuses: sl, Ready: &ReadyFlag{v: true}}
-	e.C, err = control.New(control.Options{
+	o := control.Options{
 		Configs: e.Configs, Statuses: sl, Plugins: Registry(),
 		Converters:      []string{StringConverter, JSONConverter},
 		CheckConverters: CheckConverters,
 		WorkerID:        "w1:8083", KafkaClusterID: "kc-1", Version: "0.9.0", Commit: "abc123",
 		Ready:        e.Ready.Get,
 		WriteTimeout: 10 * time.Second,
-	})
+	}
+	for _, f := range with {
+		f(&o)
+	}
+	e.C, err = control.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,108 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/connconfig"
+)
+
+// ownProducers are the producers of connectors with producer overrides
+// (producer.override.*). Every other connector's tasks share the worker's
+// producer (Options.Producer); such a connector cannot, since its settings
+// are the client's. Its tasks on this worker share one producer instead,
+// made from the worker's Kafka options and the overrides when the first of
+// them starts, and closed when the last of them has drained (Connect makes
+// one per task; one per connector and worker keeps the connection count of
+// the shared producer's design). A config change that changes the overrides
+// gets a producer of its own, so tasks of the old and the new config never
+// share one.
+type ownProducers struct {
+	mu sync.Mutex
+	m  map[string]*ownProducer
+}
+
+type ownProducer struct {
+	client *kgo.Client
+	refs   int
+}
+
+// producerFor returns the producer a task of connector produces with, and
+// the function that releases it, which the task calls once it no longer
+// produces (after its drain). clientID is the producer's client.id unless
+// the overrides set one.
+func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOverrides) (*kgo.Client, func(), error) {
+	if !o.Set() {
+		return r.opts.Producer, func() {}, nil
+	}
+	key := connector + "\x00" + clientID + "\x00" + o.Canonical()
+	p := &r.producers
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	own := p.m[key]
+	if own == nil {
+		opts := append(append(append([]kgo.Opt{}, r.opts.KafkaOpts...), ProducerOpts()...), kgo.ClientID(clientID))
+		cl, err := kgo.NewClient(append(opts, o.Opts...)...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s*: %w", connconfig.ProducerOverridePrefix, err)
+		}
+		if p.m == nil {
+			p.m = map[string]*ownProducer{}
+		}
+		own = &ownProducer{client: cl}
+		p.m[key] = own
+		r.opts.Log.Info().Str("connector", connector).Str("client_id", clientID).Msg("made the connector's own producer (producer overrides)")
+	}
+	own.refs++
+	release := sync.OnceFunc(func() {
+		p.mu.Lock()
+		own.refs--
+		// closeAll may have closed it already.
+		last := own.refs == 0 && p.m[key] == own
+		if last {
+			delete(p.m, key)
+		}
+		p.mu.Unlock()
+		if last {
+			// Records still buffered fail with ErrClientClosed: their
+			// offsets are never committed (invariant 1).
+			own.client.Close()
+		}
+	})
+	return own.client, release, nil
+}
+
+// closeAll closes every producer still open.
+func (p *ownProducers) closeAll() {
+	p.mu.Lock()
+	m := p.m
+	p.m = nil
+	p.mu.Unlock()
+	for _, own := range m {
+		own.client.Close()
+	}
+}
+
+// adminFor returns the admin client a task creates topics with, and the
+// function that closes it: the worker's, or with admin overrides
+// (admin.override.*) one of the task's own, as Connect makes one per task.
+// It returns nil when the runtime has no admin client at all.
+func (r *taskRun) adminFor(o connconfig.AdminOverrides) (*kadm.Client, func(), error) {
+	if r.rt.opts.Admin == nil || !o.Set() {
+		return r.rt.opts.Admin, func() {}, nil
+	}
+	id := fmt.Sprintf("connector-adminclient-%s-%d", r.id.Connector, r.id.Task)
+	opts := append(append([]kgo.Opt{}, r.rt.opts.KafkaOpts...), kgo.ClientID(id))
+	cl, err := kgo.NewClient(append(opts, o.Opts...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s*: %w", connconfig.AdminOverridePrefix, err)
+	}
+	adm := kadm.NewClient(cl)
+	if o.RequestTimeout > 0 {
+		adm.SetTimeoutMillis(o.RequestTimeout)
+	}
+	return adm, cl.Close, nil
+}

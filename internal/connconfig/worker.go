@@ -1,0 +1,95 @@
+package connconfig
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Worker keys that change how connector configs are validated and run.
+const (
+	// WorkerOverridePolicy is Kafka Connect's
+	// connector.client.config.override.policy: which client overrides
+	// (producer.override.*, consumer.override.*, admin.override.*) a
+	// connector may set (KIP-458).
+	WorkerOverridePolicy = "connector.client.config.override.policy"
+	// WorkerTopicCreationEnable is Kafka Connect's topic.creation.enable:
+	// whether source connectors with topic.creation.* keys create the
+	// topics they write to (KIP-158).
+	WorkerTopicCreationEnable = "topic.creation.enable"
+)
+
+// OverridePolicy is a value of connector.client.config.override.policy.
+type OverridePolicy string
+
+// The policies Kafka Connect ships. All is Connect's default since 3.0.
+const (
+	PolicyAll       OverridePolicy = "All"
+	PolicyNone      OverridePolicy = "None"
+	PolicyPrincipal OverridePolicy = "Principal"
+)
+
+// policyPackage is where Connect's policy classes live: a worker config
+// may name a policy by its alias, its simple class name or its full one.
+const policyPackage = "org.apache.kafka.connect.connector.policy."
+
+// Worker is what validating and running a connector config needs of the
+// worker's own config. The zero value is Connect's defaults: policy All,
+// topic creation enabled.
+type Worker struct {
+	// OverridePolicy governs client overrides; "" means PolicyAll.
+	OverridePolicy OverridePolicy
+	// TopicCreationDisabled is topic.creation.enable=false: source
+	// connectors then never create topics, whatever their topic.creation.*
+	// keys say (Connect ignores those keys then).
+	TopicCreationDisabled bool
+}
+
+// policy is the effective override policy.
+func (w Worker) policy() OverridePolicy {
+	if w.OverridePolicy == "" {
+		return PolicyAll
+	}
+	return w.OverridePolicy
+}
+
+// ParseWorker reads the two worker keys from a worker's properties, as
+// Connect does: the policy by alias or class name, topic.creation.enable
+// as a boolean in any case. Absent keys take Connect's defaults. The error
+// names every bad key.
+func ParseWorker(props map[string]string) (Worker, error) {
+	var w Worker
+	var errs []error
+	if v, ok := props[WorkerOverridePolicy]; ok {
+		p, err := ParseOverridePolicy(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", WorkerOverridePolicy, err))
+		}
+		w.OverridePolicy = p
+	}
+	if v, ok := props[WorkerTopicCreationEnable]; ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+		case "false":
+			w.TopicCreationDisabled = true
+		default:
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: expected true or false", WorkerTopicCreationEnable, v))
+		}
+	}
+	return w, errors.Join(errs...)
+}
+
+// ParseOverridePolicy reads a connector.client.config.override.policy
+// value: All, None or Principal, or the name of Connect's class for it
+// (AllConnectorClientConfigOverridePolicy, with or without its package).
+// Custom policy classes cannot be loaded by Sluice and are refused.
+func ParseOverridePolicy(v string) (OverridePolicy, error) {
+	name := strings.TrimPrefix(strings.TrimSpace(v), policyPackage)
+	name = strings.TrimSuffix(name, "ConnectorClientConfigOverridePolicy")
+	for _, p := range []OverridePolicy{PolicyAll, PolicyNone, PolicyPrincipal} {
+		if name == string(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("invalid value %q: must be All, None or Principal (or the name of Kafka Connect's class for one of them); Sluice cannot load other policy classes", v)
+}
