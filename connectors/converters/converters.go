@@ -10,6 +10,10 @@
 //	org.apache.kafka.connect.converters.ByteArrayConverter
 //	org.apache.kafka.connect.converters.{Integer,Long,Short,Float,Double,Boolean}Converter
 //
+// and, for headers only, org.apache.kafka.connect.storage.SimpleHeaderConverter
+// (the default header converter), with the port of Connect's Values it
+// rests on (ParseValue, ValueString).
+//
 // Converters are configured with Connect's keys and are safe for concurrent
 // use once configured. Schemas handed to FromConnect and returned by
 // ToConnect are treated as immutable, as Connect treats them: JsonConverter
@@ -86,6 +90,9 @@ func (e *UnknownConverterError) Error() string {
 func New(class string) (Converter, error) {
 	if i, ok := byName[strings.TrimSpace(class)]; ok {
 		return registry[i].make(), nil
+	}
+	if isSimpleHeaderClass(class) {
+		return nil, fmt.Errorf("%s is a header converter only: name it in header.converter, not as a key or value converter", SimpleHeaderConverterClass)
 	}
 	return nil, &UnknownConverterError{Class: class, Known: Classes()}
 }

@@ -12,23 +12,39 @@ type HeaderConverter interface {
 }
 
 // DefaultHeaderClass is the header converter used when neither the
-// connector nor the worker names one. Kafka Connect's default is
-// SimpleHeaderConverter; until Sluice has it, headers pass through as
-// bytes, which is what ByteArrayConverter does.
-const DefaultHeaderClass = "org.apache.kafka.connect.converters.ByteArrayConverter"
+// connector nor the worker names one: SimpleHeaderConverter, as in Kafka
+// Connect.
+const DefaultHeaderClass = SimpleHeaderConverterClass
 
 // ResolveHeader builds a connector's header converter as Kafka Connect's
 // Worker does: the class header.converter names in the connector config,
 // configured with the connector's header.converter.* keys; else the
-// worker's, with the worker's keys; else DefaultHeaderClass. Every
-// converter of this package is also a header converter, as in Connect: a
-// header's value is converted as a record's value would be.
+// worker's, with the worker's keys; else DefaultHeaderClass. Besides
+// SimpleHeaderConverter, every converter of this package is also a header
+// converter, as in Connect: a header's value is converted as a record's
+// value would be.
 func ResolveHeader(connectorConfig, workerConfig map[string]string) (HeaderConverter, error) {
-	c, err := resolve("header.converter", DefaultHeaderClass, connectorConfig, workerConfig, false)
+	if isSimpleHeaderClass(headerClass(connectorConfig, workerConfig)) {
+		return &SimpleHeaderConverter{}, nil
+	}
+	c, err := resolve(headerConverterKey, DefaultHeaderClass, connectorConfig, workerConfig, false)
 	if err != nil {
 		return nil, err
 	}
 	return headerAdapter{c}, nil
+}
+
+const headerConverterKey = "header.converter"
+
+// headerClass is the class ResolveHeader uses, as resolve picks it.
+func headerClass(connectorConfig, workerConfig map[string]string) string {
+	if class, ok := connectorConfig[headerConverterKey]; ok {
+		return class
+	}
+	if class, ok := workerConfig[headerConverterKey]; ok {
+		return class
+	}
+	return DefaultHeaderClass
 }
 
 // headerAdapter is a Converter used for headers.

@@ -1,0 +1,238 @@
+package transforms
+
+import (
+	"fmt"
+	"math/big"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// Helpers of the header transforms and the predicates: Connect's ConfigDef
+// parsing of their keys, and its ConnectHeaders and Struct checks.
+
+// configTrim is how Kafka's ConfigDef reads a STRING value: trimmed of the
+// characters up to U+0020, as Java's String.trim.
+func configTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// configList is how ConfigDef reads a LIST value: the trimmed text split
+// at commas and the whitespace around them (Java's \s*,\s*), empty items
+// kept ("a,,b" has three), or no items when the text is blank.
+func configList(s string) []string {
+	s = configTrim(s)
+	if s == "" {
+		return nil
+	}
+	const ws = " \t\n\v\f\r"
+	items := strings.Split(s, ",")
+	for i := range items {
+		if i > 0 {
+			items[i] = strings.TrimLeft(items[i], ws)
+		}
+		if i < len(items)-1 {
+			items[i] = strings.TrimRight(items[i], ws)
+		}
+	}
+	return items
+}
+
+// Validators with Connect's words (ConfigDef's and the transforms').
+
+func validateNonEmptyList(v string) error {
+	if len(configList(v)) == 0 {
+		return fmt.Errorf("Empty list")
+	}
+	return nil
+}
+
+func validateNonEmptyString(v string) error {
+	if configTrim(v) == "" {
+		return fmt.Errorf("String must be non-empty")
+	}
+	return nil
+}
+
+func validateStringIn(allowed ...string) func(string) error {
+	return func(v string) error {
+		for _, a := range allowed {
+			if configTrim(v) == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("String must be one of: %s", strings.Join(allowed, ", "))
+	}
+}
+
+// validateBoolean refuses what ConfigDef refuses for a BOOLEAN, the empty
+// value included (which Sluice's ConfigDef lets through).
+func validateBoolean(v string) error {
+	switch strings.ToLower(configTrim(v)) {
+	case "true", "false":
+		return nil
+	}
+	return fmt.Errorf("Expected value to be either true or false")
+}
+
+// boolConfig reads a BOOLEAN validated by validateBoolean, def when absent.
+func boolConfig(props map[string]string, key string, def bool) bool {
+	v, ok := props[key]
+	if !ok {
+		return def
+	}
+	return strings.EqualFold(configTrim(v), "true")
+}
+
+// isJavaNull reports whether v is Java's null: nil, or a nil pointer,
+// slice or map (a tombstone read by ByteArrayConverter is a nil []byte).
+func isJavaNull(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// withHeaders returns a copy of r with hs as its headers.
+func withHeaders(r *connectors.Record, hs []connectors.Header) *connectors.Record {
+	c := *r
+	c.Headers = hs
+	return &c
+}
+
+// copyHeaders returns a new slice of hs with room for n more.
+func copyHeaders(hs []connectors.Header, n int) []connectors.Header {
+	return append(make([]connectors.Header, 0, len(hs)+n), hs...)
+}
+
+// checkHeaderValue is ConnectHeaders.checkSchemaMatches: a header's value
+// must be null for an optional schema only, and of the Go type of its
+// schema's type (a Date, Time or Timestamp a time.Time, a Decimal a
+// *big.Rat).
+func checkHeaderValue(s *connectors.Schema, v any) error {
+	if s == nil {
+		return nil
+	}
+	if isJavaNull(v) {
+		if !s.Optional {
+			return fmt.Errorf("A null value requires an optional schema but was %s", connectSchemaString(s))
+		}
+		return nil
+	}
+	if !goTypeOfSchema(s, v) {
+		return fmt.Errorf("The value %v is not compatible with the schema %s", v, connectSchemaString(s))
+	}
+	return nil
+}
+
+// goTypeOfSchema reports whether v has the Go type of values of s's type
+// (connectors/schema.go), a logical type's included.
+func goTypeOfSchema(s *connectors.Schema, v any) bool {
+	switch v.(type) {
+	case time.Time:
+		return s.Name == connectors.DateLogical || s.Name == connectors.TimeLogical || s.Name == connectors.TimestampLogical
+	case *big.Rat:
+		return s.Name == connectors.DecimalLogical
+	}
+	switch s.Type {
+	case connectors.Int8:
+		_, ok := v.(int8)
+		return ok
+	case connectors.Int16:
+		_, ok := v.(int16)
+		return ok
+	case connectors.Int32:
+		_, ok := v.(int32)
+		return ok
+	case connectors.Int64:
+		_, ok := v.(int64)
+		return ok
+	case connectors.Float32:
+		_, ok := v.(float32)
+		return ok
+	case connectors.Float64:
+		_, ok := v.(float64)
+		return ok
+	case connectors.Boolean:
+		_, ok := v.(bool)
+		return ok
+	case connectors.String:
+		_, ok := v.(string)
+		return ok
+	case connectors.Bytes:
+		_, ok := v.([]byte)
+		return ok
+	case connectors.Array:
+		_, ok := v.([]any)
+		return ok
+	case connectors.Map:
+		_, ok := v.(map[string]any)
+		return ok
+	case connectors.Struct:
+		_, ok := v.(*connectors.StructValue)
+		return ok
+	}
+	return false
+}
+
+// checkFieldValue is what Connect's Struct.put checks of a value
+// (ConnectSchema.validateValue): null only in an optional field, and a Go
+// value of the field schema's type, elements and map values included. A
+// struct value is not checked against its field's schema: Connect compares
+// them for equality, which a Go schema has no method for.
+func checkFieldValue(name string, s *connectors.Schema, v any) error {
+	location := fmt.Sprintf("field: %q", name)
+	return checkConnectValue(s, v, location)
+}
+
+func checkConnectValue(s *connectors.Schema, v any, location string) error {
+	if isJavaNull(v) {
+		if !s.Optional {
+			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", location, strings.ToUpper(string(s.Type)))
+		}
+		return nil
+	}
+	if !goTypeOfSchema(s, v) {
+		name := ""
+		if s.Name != "" {
+			name = fmt.Sprintf(" %q", s.Name)
+		}
+		return fmt.Errorf("Invalid Java object for schema%s with type %s: %T for %s", name, strings.ToUpper(string(s.Type)), v, location)
+	}
+	switch x := v.(type) {
+	case []any:
+		if s.Items == nil {
+			return fmt.Errorf("No schema defined for element of array %s", location)
+		}
+		for _, e := range x {
+			if err := checkConnectValue(s.Items, e, "element of array "+location); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if s.Keys == nil || s.Values == nil {
+			return fmt.Errorf("No schema defined for key or value of map %s", location)
+		}
+		for _, e := range x {
+			if err := checkConnectValue(s.Values, e, "value of map "+location); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// connectSchemaString is ConnectSchema.toString: Schema{TYPE}, or
+// Schema{name:TYPE} for a named schema.
+func connectSchemaString(s *connectors.Schema) string {
+	if s.Name != "" {
+		return fmt.Sprintf("Schema{%s:%s}", s.Name, strings.ToUpper(string(s.Type)))
+	}
+	return fmt.Sprintf("Schema{%s}", strings.ToUpper(string(s.Type)))
+}
