@@ -53,21 +53,27 @@ func hdrOne(class string, kv ...string) map[string]string {
 	return c
 }
 
-// hdrApply runs r through the chain and checks that r itself is left
-// alone: its fields, and the array behind its headers, which has spare
-// room an append would write into.
+// hdrApply runs r through the chain and checks that what r points to is
+// left alone (the record itself is the transform's to change,
+// connectors.Transform): the array behind its headers, which has spare
+// room an append would write into, and its key and value.
 func hdrApply(t *testing.T, c *transform.Chain, r *connectors.Record) *connectors.Record {
 	t.Helper()
 	spare := make([]connectors.Header, len(r.Headers), len(r.Headers)+4)
 	copy(spare, r.Headers)
 	r.Headers = spare
-	before := *r
+	headers := append([]connectors.Header(nil), spare...)
+	key, value := r.Key, r.Value
+	keyWas, valueWas := xfClone(key), xfClone(value)
 	out, err := c.Apply(r)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	if !reflect.DeepEqual(*r, before) || !reflect.DeepEqual(spare[:cap(spare)][len(spare):], make([]connectors.Header, cap(spare)-len(spare))) {
-		t.Errorf("Apply modified the record it was given")
+	if len(spare) != len(headers) || (len(headers) > 0 && !reflect.DeepEqual(spare, headers)) || !reflect.DeepEqual(spare[:cap(spare)][len(spare):], make([]connectors.Header, cap(spare)-len(spare))) {
+		t.Errorf("Apply modified the headers of the record it was given")
+	}
+	if !reflect.DeepEqual(key, keyWas) || !reflect.DeepEqual(value, valueWas) {
+		t.Errorf("Apply modified the key or value of the record it was given")
 	}
 	return out
 }

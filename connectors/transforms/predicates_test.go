@@ -93,7 +93,7 @@ func TestHasHeaderKey(t *testing.T) {
 		}
 	}
 	errs := hdrConfigErrors(t, hdrPredicate("HasHeaderKey", false))
-	if e := errs["predicates.p.name"]; len(e) != 1 || !strings.Contains(e[0], `Missing required configuration "name"`) {
+	if e := errs["predicates.p.name"]; len(e) != 1 || !strings.Contains(e[0], `Missing required configuration "predicates.p.name"`) {
 		t.Errorf("no name: errors %v", errs)
 	}
 }

@@ -170,25 +170,37 @@ func xfRat(s string) *big.Rat {
 func xfClone(v any) any {
 	switch x := v.(type) {
 	case *connectors.StructValue:
+		if x == nil {
+			return x
+		}
 		c := &connectors.StructValue{Schema: x.Schema, Values: make([]any, len(x.Values))}
 		for i, e := range x.Values {
 			c.Values[i] = xfClone(e)
 		}
 		return c
 	case map[string]any:
+		if x == nil {
+			return x
+		}
 		c := make(map[string]any, len(x))
 		for k, e := range x {
 			c[k] = xfClone(e)
 		}
 		return c
 	case []any:
+		if x == nil {
+			return x
+		}
 		c := make([]any, len(x))
 		for i, e := range x {
 			c[i] = xfClone(e)
 		}
 		return c
 	case []byte:
-		return append([]byte(nil), x...)
+		if x == nil {
+			return x
+		}
+		return append([]byte{}, x...)
 	}
 	return v
 }

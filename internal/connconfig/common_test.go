@@ -278,8 +278,8 @@ func TestValidateRefusesKeysNotHonoured(t *testing.T) {
 		key, v  string
 		refused bool
 	}{
-		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter", true},
-		{connectors.Sink, HeaderConverter, "SimpleHeaderConverter", true},
+		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter", false},
+		{connectors.Sink, HeaderConverter, "SimpleHeaderConverter", false},
 		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.json.JsonConverter", false},
 		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.storage.StringConverter", false},
 		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.converters.ByteArrayConverter", false},

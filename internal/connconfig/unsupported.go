@@ -1,18 +1,11 @@
 package connconfig
 
 import (
-	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sluice-io/sluice/connectors"
 )
-
-// simpleHeaderConverter is Kafka Connect's default header converter, which
-// this version does not have yet (it passes headers through as bytes when
-// none is named).
-var simpleHeaderConverter = []string{"org.apache.kafka.connect.storage.SimpleHeaderConverter", "SimpleHeaderConverter", "SimpleHeader"}
 
 // validateHonoured refuses the keys Kafka Connect has, and that a config
 // may carry, but that this version of Sluice would not honour as Connect
@@ -35,8 +28,6 @@ func validateHonoured(t connectors.Type, config map[string]string, ce *connector
 // unsupported says why key k with value v cannot be honoured, or "".
 func unsupported(t connectors.Type, k, v string) string {
 	switch {
-	case k == HeaderConverter && IsSimpleHeaderConverter(v):
-		return fmt.Sprintf("SimpleHeaderConverter is not supported by this version of Sluice yet: without a %s, headers pass through as bytes (ByteArrayConverter). Name another converter or remove the key.", HeaderConverter)
 	case t == connectors.Sink:
 		return "" // the rest are source keys, which Connect ignores on sinks
 	case k == ExactlyOnceSupport && strings.EqualFold(v, ExactlyOnceRequired):
@@ -47,11 +38,4 @@ func unsupported(t connectors.Type, k, v string) string {
 		return "A connector-specific offsets topic is not supported by this version of Sluice: the connector's offsets would go to the worker's offsets topic. Remove the key."
 	}
 	return ""
-}
-
-// IsSimpleHeaderConverter reports whether class names Kafka Connect's
-// SimpleHeaderConverter, which this version refuses by name (so that the
-// converter lookup need not also call it unknown).
-func IsSimpleHeaderConverter(class string) bool {
-	return slices.Contains(simpleHeaderConverter, strings.TrimSpace(class))
 }

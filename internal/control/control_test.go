@@ -146,12 +146,12 @@ func TestCreateRefusals(t *testing.T) {
 		// Connect keys this version would not honour are refused, each by
 		// name, rather than accepted and ignored.
 		{name: "keys not honoured", conn: "x",
-			config: controltest.SourceConfig("producer.override.batch.size", "65536", "header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+			config: controltest.SourceConfig("producer.override.batch.size", "65536",
 				"topic.creation.groups", "compacted", "topic.creation.default.cleanup.policy", "compact",
 				"exactly.once.support", "required", "transaction.boundary", "interval", "offsets.storage.topic", "my-offsets",
 				"predicates", "p", "predicates.p.type", "x"),
 			code: 400,
-			keys: []string{"producer.override.batch.size", "header.converter", "topic.creation.compacted.include",
+			keys: []string{"producer.override.batch.size", "topic.creation.compacted.include",
 				"topic.creation.default.partitions", "topic.creation.default.replication.factor", "exactly.once.support",
 				"transaction.boundary", "offsets.storage.topic", "predicates.p.type"}},
 

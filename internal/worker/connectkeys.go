@@ -15,7 +15,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -186,12 +185,9 @@ func honoured(k string) bool {
 
 // refusal is the reason an otherwise honoured or known key is refused
 // with this value.
-func refusal(k, v string) (string, bool) {
+func refusal(k, _ string) (string, bool) {
 	if why, ok := refusedKeys[k]; ok && !workerKeys[k] {
 		return why, true
-	}
-	if k == connconfig.HeaderConverter && connconfig.IsSimpleHeaderConverter(v) {
-		return "SimpleHeaderConverter is not supported yet: without a header.converter, headers pass through as bytes", true
 	}
 	return "", false
 }

@@ -98,7 +98,6 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 		"access.control.allow.origin": "*", "offset.storage.file.filename": "/tmp/offsets",
 		"status.storage.min.insync.replicas": "2", "listeners.https.ssl.keystore.location": "/k",
 		"client.dns.lookup": "resolve_canonical_bootstrap_servers_only",
-		"header.converter":  "org.apache.kafka.connect.storage.SimpleHeaderConverter",
 	}
 	_, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: bad})
 	if err == nil {

@@ -398,7 +398,7 @@ func checkRuntimeKeys(c map[string]string, workerProps map[string]string) *conne
 	if _, err := converters.Resolve(c, workerProps, false); err != nil {
 		ce.Add("value.converter", err.Error())
 	}
-	if _, err := converters.ResolveHeader(c, workerProps); err != nil && !connconfig.IsSimpleHeaderConverter(c[connconfig.HeaderConverter]) {
+	if _, err := converters.ResolveHeader(c, workerProps); err != nil {
 		ce.Add("header.converter", err.Error())
 	}
 	if len(ce.Errors) == 0 {
