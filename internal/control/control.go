@@ -72,9 +72,10 @@ type Options struct {
 	Configs  ConfigStore
 	Statuses StatusStore
 	Plugins  *connectors.Registry
-	// Converters are the converter class names GET /connector-plugins lists
-	// with connectorsOnly=false.
-	Converters []string
+	// Converters and HeaderConverters are the converter and header
+	// converter class names GET /connector-plugins lists with
+	// connectorsOnly=false.
+	Converters, HeaderConverters []string
 	// Worker is what connector validation needs of this worker's config:
 	// connector.client.config.override.policy and topic.creation.enable.
 	// The zero value is Kafka Connect's defaults.
@@ -304,6 +305,11 @@ func (c *Controller) Plugins(connectorsOnly bool) []PluginInfo {
 		sort.Strings(conv)
 		for _, cl := range conv {
 			out = append(out, PluginInfo{Class: cl, Type: PluginTypeConverter, Version: c.o.Version})
+		}
+		hconv := append([]string(nil), c.o.HeaderConverters...)
+		sort.Strings(hconv)
+		for _, cl := range hconv {
+			out = append(out, PluginInfo{Class: cl, Type: PluginTypeHeaderConverter, Version: c.o.Version})
 		}
 		for _, t := range c.o.Plugins.Transforms() {
 			out = append(out, PluginInfo{Class: t.Class, Type: PluginTypeTransformation, Version: cmp.Or(t.Version, c.o.Version)})

@@ -578,3 +578,20 @@ func TestNewRequiresStores(t *testing.T) {
 		t.Fatal("New without stores succeeded")
 	}
 }
+
+// Header converters are listed once more with type header_converter, as
+// Connect lists them.
+func TestPluginsListHeaderConverters(t *testing.T) {
+	e := controltest.NewEnv(t, func(o *control.Options) {
+		o.HeaderConverters = []string{"org.apache.kafka.connect.storage.SimpleHeaderConverter", controltest.StringConverter}
+	})
+	var got []string
+	for _, p := range e.C.Plugins(false) {
+		if p.Type == "header_converter" {
+			got = append(got, p.Class)
+		}
+	}
+	if want := []string{controltest.StringConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter"}; !slices.Equal(got, want) {
+		t.Fatalf("header converters %v, want %v", got, want)
+	}
+}

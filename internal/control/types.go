@@ -114,9 +114,10 @@ const (
 // Plugin types as GET /connector-plugins spells them, besides "source" and
 // "sink".
 const (
-	PluginTypeConverter      = "converter"
-	PluginTypeTransformation = "transformation"
-	PluginTypePredicate      = "predicate"
+	PluginTypeConverter       = "converter"
+	PluginTypeHeaderConverter = "header_converter"
+	PluginTypeTransformation  = "transformation"
+	PluginTypePredicate       = "predicate"
 	// TypeUnknown is the type of a connector whose class no plugin has.
 	TypeUnknown = "unknown"
 )

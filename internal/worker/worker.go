@@ -318,12 +318,13 @@ func (w *Worker) build() error {
 
 	ctl, err := control.New(control.Options{
 		Configs: w.configs, Statuses: w.statuses, Plugins: w.cfg.Registry,
-		Converters:      converters.Classes(),
-		Worker:          w.connWorker,
-		CheckConverters: func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
-		WorkerID:        w.cfg.WorkerID,
-		Version:         w.cfg.Version,
-		Ready:           w.ready.Load,
+		Converters:       converters.Classes(),
+		HeaderConverters: converters.HeaderClasses(),
+		Worker:           w.connWorker,
+		CheckConverters:  func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
+		WorkerID:         w.cfg.WorkerID,
+		Version:          w.cfg.Version,
+		Ready:            w.ready.Load,
 		KafkaClusterIDFunc: func() string {
 			id, _ := w.clusterID.Load().(string)
 			return id
