@@ -591,7 +591,7 @@ func TestPluginsListHeaderConverters(t *testing.T) {
 			got = append(got, p.Class)
 		}
 	}
-	if want := []string{controltest.StringConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter"}; !slices.Equal(got, want) {
+	if want := []string{"org.apache.kafka.connect.storage.SimpleHeaderConverter", controltest.StringConverter}; !slices.Equal(got, want) {
 		t.Fatalf("header converters %v, want %v", got, want)
 	}
 }
