@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -60,14 +61,31 @@ func Build(dir string) (string, error) {
 // FreeAddr returns a loopback address whose port was free a moment ago.
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("pick a free port: %v", err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatalf("pick a free port: %v", err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		// The kernel may hand a port it just freed out again: a test
+		// that picks a REST and a gossip port in a row must not get the
+		// same one twice (seen: both flags on one port, one bind failed).
+		handedMu.Lock()
+		_, taken := handed[addr]
+		handed[addr] = struct{}{}
+		handedMu.Unlock()
+		if !taken {
+			return addr
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
+
+// handed are the addresses FreeAddr gave out in this process.
+var (
+	handedMu sync.Mutex
+	handed   = map[string]struct{}{}
+)
 
 // portsFreeDeadline bounds how long a dead process's sockets may keep its
 // ports.
