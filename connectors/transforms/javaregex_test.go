@@ -195,3 +195,26 @@ func TestJavaPatternRE2Limits(t *testing.T) {
 		t.Errorf("error = %v, want RE2's size limit", err)
 	}
 }
+
+// TestJavaRegexMerged pins what the one translator took from each of the
+// two it replaced: groups numbered and named as Java numbers them (for
+// RegexRouter's $n and ${name}), \Q...\E removed before parsing as
+// Pattern.RemoveQEQuoting does (so a quoted character can start a range),
+// and a \p name Java does not know refused as invalid, not as RE2's lack.
+func TestJavaRegexMerged(t *testing.T) {
+	re, err := compileJavaRegex(`(?:x)(?<a>y)((z))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.names["a"] != 1 || re.re.NumSubexp() != 3 || !re.whole.MatchString("xyz") {
+		t.Errorf("groups %d, names %v", re.re.NumSubexp(), re.names)
+	}
+	if re, err := compileJavaRegex(`[\Qa\E-c]`); err != nil || !re.whole.MatchString("b") {
+		t.Errorf(`[\Qa\E-c]: %v, want a range a-c`, err)
+	}
+	_, err = compileJavaRegex(`\p{Latin}`)
+	var pe *javaRegexError
+	if !errors.As(err, &pe) || !pe.invalid || !strings.Contains(err.Error(), "Unknown character property name {Latin}") {
+		t.Errorf(`\p{Latin}: %v, want Java's unknown property`, err)
+	}
+}
