@@ -1,412 +1,527 @@
 package transforms
 
-// Java regular expressions (java.util.regex.Pattern) on Go's RE2.
-//
-// Connect compiles a transform's regex with Pattern.compile. We translate
-// the pattern to RE2 syntax token by token, with Java's rules: which
-// characters are special where (a '{' that is no valid quantifier is an
-// error, a ']' first in a class is a literal), what \s, \v, \h, '.' and
-// the POSIX \p{...} classes match, the escapes RE2 lacks (\uXXXX, \e, \cX,
-// Java's octal \0nn), and inline flags. What Java rejects we reject; what
-// Java accepts but RE2 cannot run (backreferences, lookaround, atomic
-// groups, possessive quantifiers, \G, \Z, \R, \X, \N{...}, \b{g}, class
-// intersections and nested classes, Unicode blocks and binary properties,
-// the java* classes, the x, U and c flags, repetition counts above 1000)
-// is refused by name, so that a config is refused at validation rather
-// than matching differently.
-//
-// Known differences on inputs Kafka topic names cannot contain (they are
-// [a-zA-Z0-9._-] only): '$' without MULTILINE matches only at the very
-// end (Java also matches before a final line terminator), MULTILINE '^'
-// and '$' know only \n as a line terminator, and case-insensitive matching
-// folds non-ASCII letters as Go does (Java folds only ASCII unless the u
-// flag is set).
-
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-// javaRegexError is a pattern Java itself rejects.
+// Connect's transforms take java.util.regex patterns (RegexRouter's
+// regex, TopicNameMatches' pattern); Sluice matches with Go's regexp
+// (RE2). This is the one translator for them all. compileJavaRegex
+// rewrites the constructs whose syntax or meaning differ (\s, \h, \v, \R,
+// '.', \uXXXX, \0 octal, \e, \cX, \Q...\E, POSIX \p{Lower} classes, Java's
+// ASCII-only case insensitivity, repetitions of repetitions and of
+// assertions) and refuses, naming them, the constructs RE2 cannot do
+// (backreferences, lookaround, atomic groups, possessive quantifiers,
+// class unions and intersections, repetitions beyond 1000, \G, \Z, \X,
+// \b{g}, \N{...}, Unicode blocks and binary properties, the java* classes,
+// flags d, u, x, U, c) and what Java itself refuses, so that a pattern
+// either matches as in Connect or is rejected when the connector is
+// configured, never silently matching otherwise.
+//
+// What remains different: with (?m), ^ and $ break lines at \n only, where
+// Java also breaks at \r, U+0085, U+2028 and U+2029; without it, Java's $
+// also matches before a final line terminator; \b and \B see only ASCII
+// letters and digits as word characters, as Java 19 and later do (Java 17
+// sees every Unicode letter and digit). Kafka topic names are ASCII
+// letters, digits, '.', '_' and '-', none of which these touch.
+
+// javaRegexError is a pattern compileJavaRegex refuses: Java refuses it
+// too (invalid), or Java takes it and RE2 cannot match it.
 type javaRegexError struct {
-	desc  string
-	index int
+	invalid bool
+	msg     string
 }
 
-func (e *javaRegexError) Error() string { return fmt.Sprintf("%s near index %d", e.desc, e.index) }
-
-// unsupportedRegexError is a pattern Java accepts that RE2 cannot run.
-type unsupportedRegexError struct{ what string }
-
-func (e *unsupportedRegexError) Error() string {
-	return e.what + " cannot be translated to Go's RE2 regular expressions"
+func (e *javaRegexError) Error() string {
+	if e.invalid {
+		return "Invalid regex: " + e.msg
+	}
+	return e.msg
 }
 
-// javaRegex is a compiled Java pattern.
+// javaRegex is a compiled Java pattern. RegexRouter needs both forms and
+// the group names: whole decides whether it applies, re finds the match
+// that replaceFirst replaces, and names resolve ${name}.
 type javaRegex struct {
 	re    *regexp.Regexp // the pattern, unanchored (Matcher.find)
-	whole *regexp.Regexp // the pattern matching a whole input (Matcher.matches)
+	whole *regexp.Regexp // the pattern matching a whole text (Matcher.matches)
 	names map[string]int // named groups' numbers
 }
 
 // compileJavaRegex is Pattern.compile for the patterns RE2 can run.
 func compileJavaRegex(pattern string) (*javaRegex, error) {
-	t := &regexTranslator{src: removeQEQuoting([]rune(pattern)), names: map[string]int{}}
-	goSyntax, err := t.translate()
+	tr := javaRegexTranslator{src: string(removeQEQuoting([]rune(pattern))), names: map[string]int{}}
+	out, err := tr.translate()
 	if err != nil {
 		return nil, err
 	}
-	re, err := regexp.Compile(goSyntax)
+	whole, err := compileRE2(pattern, `\A(?:`+out+`)\z`)
 	if err != nil {
-		return nil, &unsupportedRegexError{fmt.Sprintf("%q (%v)", pattern, err)}
+		return nil, err
 	}
-	whole, err := regexp.Compile(`\A(?:` + goSyntax + `)\z`)
+	re, err := compileRE2(pattern, out)
 	if err != nil {
-		return nil, &unsupportedRegexError{fmt.Sprintf("%q (%v)", pattern, err)}
+		return nil, err
 	}
-	return &javaRegex{re: re, whole: whole, names: t.names}, nil
+	return &javaRegex{re: re, whole: whole, names: tr.names}, nil
 }
 
-// regexFlags are the inline flags that change how we translate.
-type regexFlags struct {
-	multiline, dotall, unixLines bool
-}
-
-type regexTranslator struct {
-	src    []rune
-	pos    int
-	flags  regexFlags
-	groups int
-	names  map[string]int
-}
-
-func (t *regexTranslator) errorf(format string, args ...any) error {
-	return &javaRegexError{desc: fmt.Sprintf(format, args...), index: t.pos}
-}
-
-func (t *regexTranslator) eof() bool { return t.pos >= len(t.src) }
-
-func (t *regexTranslator) peek() rune {
-	if t.eof() {
-		return -1
+// compileRE2 compiles a translation of pattern. What the translation
+// leaves to RE2 to check is Java's syntax, but for RE2's limits on size
+// and nesting, which are refusals of a pattern Java takes.
+func compileRE2(pattern, translated string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(translated)
+	if err == nil {
+		return re, nil
 	}
-	return t.src[t.pos]
+	var se *syntax.Error
+	if errors.As(err, &se) && (se.Code == syntax.ErrLarge || se.Code == syntax.ErrNestingDepth || se.Code == syntax.ErrInvalidRepeatSize) {
+		return nil, &javaRegexError{msg: fmt.Sprintf("%q cannot be translated to Go's RE2 engine, which cannot do %s", pattern, se.Code)}
+	}
+	return nil, &javaRegexError{invalid: true, msg: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 }
 
-func (t *regexTranslator) translate() (string, error) {
-	out, err := t.expr()
-	if err != nil {
-		return "", err
-	}
-	if !t.eof() { // a ')' without its '('
-		return "", t.errorf("Unmatched closing ')'")
-	}
-	return out, nil
+// patternFlags are the inline flags the translator follows.
+type patternFlags struct {
+	caseless bool // i: ASCII-only case insensitivity, as Java's without u
+	dotAll   bool // s
 }
 
-// expr is alternatives up to the end or an unmatched ')'.
-func (t *regexTranslator) expr() (string, error) {
-	var b strings.Builder
-	for {
-		s, err := t.seq()
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(s)
-		if t.peek() != '|' {
-			return b.String(), nil
-		}
-		t.pos++
-		b.WriteByte('|')
-	}
+type javaRegexTranslator struct {
+	src   string
+	pos   int
+	out   []byte
+	flags patternFlags
+	// groups are the open groups: where each starts in out, and the flags
+	// to restore at its end.
+	groups []patternGroup
+	// last is the kind of what was written last, from out[lastAt:], for
+	// the quantifier that may follow it.
+	last   patternItem
+	lastAt int
+	// captures counts the capturing groups so far, numbering them as
+	// Java does for $n; names are the named ones' numbers, for ${name}.
+	captures int
+	names    map[string]int
 }
 
-// seq is a sequence of quantified atoms, as Pattern.sequence.
-func (t *regexTranslator) seq() (string, error) {
-	var b strings.Builder
-	for !t.eof() {
-		var atom string
+type patternGroup struct {
+	start int
+	flags patternFlags
+}
+
+type patternItem int
+
+const (
+	itemNone       patternItem = iota // nothing yet in the pattern
+	itemEmpty                         // '(' or '|': an empty sequence so far
+	itemAtom                          // a character, class or group
+	itemAssertion                     // ^, $, \b, \B, \A, \z
+	itemQuantified                    // an atom with its quantifier
+)
+
+// write appends s, an item of kind k.
+func (t *javaRegexTranslator) write(k patternItem, s string) {
+	t.last, t.lastAt = k, len(t.out)
+	t.out = append(t.out, s...)
+}
+
+// invalid is a pattern Java refuses, with Java's message.
+func (t *javaRegexTranslator) invalid(format string, args ...any) error {
+	return &javaRegexError{invalid: true, msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" near index %d", t.pos)}
+}
+
+// unsupported is a construct Java takes and RE2 cannot do: what names it
+// as written, kind the family of constructs RE2 lacks.
+func unsupported(what, kind string) error {
+	return &javaRegexError{msg: what + " cannot be translated to Go's RE2 engine, which cannot do " + kind}
+}
+
+func (t *javaRegexTranslator) peek() (rune, int) {
+	if t.pos >= len(t.src) {
+		return -1, 0
+	}
+	return utf8.DecodeRuneInString(t.src[t.pos:])
+}
+
+func (t *javaRegexTranslator) translate() (string, error) {
+	for t.pos < len(t.src) {
+		r, n := t.peek()
 		var err error
-		switch c := t.peek(); c {
-		case '|', ')':
-			return b.String(), nil
+		switch r {
+		case '*', '+', '?', '{':
+			err = t.quantifier()
+		case '\\':
+			t.pos += n
+			err = t.escape()
+		case '[':
+			t.pos += n
+			err = t.class()
 		case '(':
-			var flagsOnly bool
-			if atom, flagsOnly, err = t.group(); err != nil {
-				return "", err
+			t.pos += n
+			err = t.group()
+		case ')':
+			t.pos += n
+			err = t.closeGroup()
+		case '.':
+			t.pos += n
+			if t.flags.dotAll {
+				t.write(itemAtom, `(?s:.)`)
+			} else {
+				t.write(itemAtom, `[^\n\r\x{85}\x{2028}\x{2029}]`)
 			}
-			if flagsOnly {
-				b.WriteString(atom) // (?i) applies to the rest of the group
-				continue
-			}
-		case '?', '*', '+':
-			t.pos++
-			return "", t.errorf("Dangling meta character '%c'", c)
-		case '{':
-			atom = "" // Java: an empty atom, so "{2}" repeats nothing
+		case '^', '$':
+			t.pos += n
+			t.write(itemAssertion, string(r))
+		case '|':
+			t.pos += n
+			t.write(itemEmpty, "|")
 		default:
-			if atom, err = t.atom(); err != nil {
-				return "", err
-			}
+			t.pos += n
+			t.literal(r)
 		}
-		q, err := t.quantifier()
 		if err != nil {
 			return "", err
 		}
-		if q != "" {
-			atom = "(?:" + atom + ")" + q
-		}
-		b.WriteString(atom)
 	}
-	return b.String(), nil
+	if len(t.groups) > 0 {
+		return "", t.invalid("Unclosed group")
+	}
+	return string(t.out), nil
 }
 
-// atom is one unquantified element other than a group.
-func (t *regexTranslator) atom() (string, error) {
-	c := t.src[t.pos]
+// literal writes a character that matches itself, in both cases when it
+// is an ASCII letter and (?i) is on.
+func (t *javaRegexTranslator) literal(r rune) {
+	if t.flags.caseless && isASCIILetter(r) {
+		t.write(itemAtom, fmt.Sprintf("[%c%c]", r, swapASCIICase(r)))
+		return
+	}
+	t.write(itemAtom, regexp.QuoteMeta(string(r)))
+}
+
+func isASCIILetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+func swapASCIICase(r rune) rune {
+	if r >= 'a' && r <= 'z' {
+		return r - 'a' + 'A'
+	}
+	return r - 'A' + 'a'
+}
+
+// quantifier reads a repetition as Java does: *, + or ? need something
+// before them that is not itself repeated ("Dangling meta character"); a
+// brace, which must be {n}, {n,} or {n,m}, repeats what is before it, or
+// nothing when that is nothing or a repetition (a{2}{3} is a{2}). RE2
+// repeats at most 1000 times and has no possessive quantifiers.
+func (t *javaRegexTranslator) quantifier() error {
+	qstart := t.pos
+	r, _ := t.peek()
 	t.pos++
-	switch c {
-	case '[':
-		return t.class()
-	case '\\':
-		return t.escape()
-	case '.':
+	empty := t.last == itemNone || t.last == itemEmpty || t.last == itemQuantified
+	if r != '{' && empty {
+		t.pos--
+		return t.invalid("Dangling meta character '%c'", r)
+	}
+	if r == '{' {
+		end := strings.IndexByte(t.src[t.pos:], '}')
+		if end < 0 {
+			return t.invalid("Illegal repetition")
+		}
+		body := t.src[t.pos : t.pos+end]
+		lo, hi, ok := parsePatternRepetition(body)
 		switch {
-		case t.flags.dotall:
-			return `(?s:.)`, nil
-		case t.flags.unixLines:
-			return `[^\n]`, nil
+		case !ok:
+			return t.invalid("Illegal repetition")
+		case lo > hi && hi >= 0:
+			return t.invalid("Illegal repetition range")
+		case lo > 1000 || hi > 1000:
+			return unsupported("a repetition count above 1000 ({"+body+"})", "repetitions beyond 1000")
 		}
-		return `[^\n\r\x{85}\x{2028}\x{2029}]`, nil
-	case '^':
-		if t.flags.multiline {
-			return `(?m:^)`, nil
-		}
-		return `\A`, nil
-	case '$':
-		if t.flags.multiline {
-			return `(?m:$)`, nil
-		}
-		return `\z`, nil
+		t.pos += end + 1
 	}
-	return goRegexLiteral(c), nil
-}
-
-// quantifier parses Java's ?, *, +, {n}, {n,}, {n,m} with an optional lazy
-// '?', refusing the possessive '+'.
-func (t *regexTranslator) quantifier() (string, error) {
-	var q string
-	switch c := t.peek(); c {
-	case '?', '*', '+':
-		t.pos++
-		q = string(c)
-	case '{':
-		var err error
-		if q, err = t.counted(); err != nil {
-			return "", err
-		}
-	default:
-		return "", nil
-	}
-	switch t.peek() {
+	switch next, _ := t.peek(); next {
 	case '?':
 		t.pos++
-		q += "?"
 	case '+':
-		return "", &unsupportedRegexError{"the possessive quantifier " + q + "+"}
+		t.pos++
+		q := t.src[qstart:t.pos]
+		return unsupported("the possessive quantifier "+q, "possessive quantifiers ("+q+")")
 	}
-	return q, nil
+	// RE2 repeats neither nothing nor an assertion: they become groups.
+	switch {
+	case empty:
+		t.lastAt = len(t.out)
+		t.out = append(t.out, "(?:)"...)
+	case t.last == itemAssertion:
+		t.out = append(t.out[:t.lastAt], "(?:"+string(t.out[t.lastAt:])+")"...)
+	}
+	t.out = append(t.out, t.src[qstart:t.pos]...)
+	t.last = itemQuantified
+	return nil
 }
 
-// maxRepeat is RE2's largest repetition count.
-const maxRepeat = 1000
+// parsePatternRepetition reads n, "n," or "n,m" (hi -1 for no bound).
+func parsePatternRepetition(body string) (lo, hi int, ok bool) {
+	a, b, comma := strings.Cut(body, ",")
+	if lo, ok = parsePatternCount(a); !ok {
+		return 0, 0, false
+	}
+	if !comma {
+		return lo, lo, true
+	}
+	if b == "" {
+		return lo, -1, true
+	}
+	hi, ok = parsePatternCount(b)
+	return lo, hi, ok
+}
 
-func (t *regexTranslator) counted() (string, error) {
-	t.pos++ // '{'
-	num := func() (int, bool, error) {
-		start := t.pos
-		for !t.eof() && t.peek() >= '0' && t.peek() <= '9' {
-			t.pos++
+func parsePatternCount(s string) (int, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 1 << 30, true // beyond any limit
+	}
+	return n, true
+}
+
+// group translates what follows '(': a capturing group, a named group,
+// (?:...), or inline flags, and refuses lookaround and atomic groups.
+func (t *javaRegexTranslator) group() error {
+	rest := t.src[t.pos:]
+	switch {
+	case !strings.HasPrefix(rest, "?"):
+		t.captures++
+		t.open("(")
+		return nil
+	case strings.HasPrefix(rest, "?:"):
+		t.pos += 2
+		t.open("(?:")
+		return nil
+	case strings.HasPrefix(rest, "?="), strings.HasPrefix(rest, "?!"),
+		strings.HasPrefix(rest, "?<="), strings.HasPrefix(rest, "?<!"):
+		what := "lookahead (" + rest[:2] + "...)"
+		if rest[1] == '<' {
+			what = "lookbehind (" + rest[:3] + "...)"
 		}
-		if t.pos == start {
-			return 0, false, nil
-		}
-		n, err := strconv.ParseInt(string(t.src[start:t.pos]), 10, 32)
+		return unsupported(what, "lookahead or lookbehind")
+	case strings.HasPrefix(rest, "?>"):
+		return unsupported("the atomic group (?>...)", "atomic groups")
+	case strings.HasPrefix(rest, "?<"):
+		t.pos += 2
+		name, err := t.groupName()
 		if err != nil {
-			return 0, true, t.errorf("Illegal repetition range")
+			return err
 		}
-		return int(n), true, nil
+		t.captures++
+		t.names[name] = t.captures
+		t.open("(?P<" + name + ">")
+		return nil
 	}
-	lo, ok, err := num()
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", t.errorf("Illegal repetition")
-	}
-	hi, q := lo, fmt.Sprintf("{%d}", lo)
-	if t.peek() == ',' {
-		t.pos++
-		if t.peek() == '}' {
-			hi, q = -1, fmt.Sprintf("{%d,}", lo)
-		} else {
-			if hi, _, err = num(); err != nil {
-				return "", err
-			}
-			q = fmt.Sprintf("{%d,%d}", lo, hi)
-		}
-	}
-	if t.peek() != '}' {
-		return "", t.errorf("Unclosed counted closure")
-	}
-	t.pos++
-	if hi != -1 && hi < lo {
-		return "", t.errorf("Illegal repetition range")
-	}
-	if lo > maxRepeat || hi > maxRepeat {
-		return "", &unsupportedRegexError{"a repetition count above 1000 (" + q + ")"}
-	}
-	return q, nil
+	return t.inlineFlags()
 }
 
-// group translates a group from its '(' to its ')', quantifier not
-// included. flagsOnly reports an inline modifier such as (?i), which has
-// no group of its own.
-func (t *regexTranslator) group() (out string, flagsOnly bool, err error) {
-	t.pos++ // '('
-	saved := t.flags
-	open := "("
-	if t.peek() == '?' {
-		t.pos++
-		switch c := t.peek(); {
-		case c == ':':
-			t.pos++
-			open = "(?:"
-		case c == '=' || c == '!':
-			return "", false, &unsupportedRegexError{"lookahead (?" + string(c) + "...)"}
-		case c == '>':
-			return "", false, &unsupportedRegexError{"the atomic group (?>...)"}
-		case c == '<':
-			t.pos++
-			if p := t.peek(); p == '=' || p == '!' {
-				return "", false, &unsupportedRegexError{"lookbehind (?<" + string(p) + "...)"}
-			}
-			name, err := t.groupName()
-			if err != nil {
-				return "", false, err
-			}
-			t.groups++
-			t.names[name] = t.groups
-			open = "(?P<" + name + ">"
-		case c == '$' || c == '@':
-			return "", false, t.errorf("Unknown group type")
-		default:
-			goFlags, err := t.inlineFlags()
-			if err != nil {
-				return "", false, err
-			}
-			if t.peek() == ')' {
-				t.pos++
-				return goFlags, true, nil
-			}
-			if t.peek() != ':' {
-				return "", false, t.errorf("Unknown inline modifier")
-			}
-			t.pos++
-			open = "(?:" + goFlags
-		}
-	} else {
-		t.groups++
-	}
-	inner, err := t.expr()
-	if err != nil {
-		return "", false, err
-	}
-	if t.peek() != ')' {
-		return "", false, t.errorf("Unclosed group")
-	}
-	t.pos++
-	t.flags = saved
-	return open + inner + ")", false, nil
+func (t *javaRegexTranslator) open(s string) {
+	t.groups = append(t.groups, patternGroup{start: len(t.out), flags: t.flags})
+	t.write(itemEmpty, s)
 }
 
-// groupName reads a named group's name and its '>', as Pattern.groupname.
-func (t *regexTranslator) groupName() (string, error) {
+func (t *javaRegexTranslator) closeGroup() error {
+	if len(t.groups) == 0 {
+		return t.invalid("Unmatched closing ')'")
+	}
+	g := t.groups[len(t.groups)-1]
+	t.groups = t.groups[:len(t.groups)-1]
+	t.flags = g.flags
+	t.out = append(t.out, ')')
+	t.last, t.lastAt = itemAtom, g.start
+	return nil
+}
+
+// groupName reads a named group's name and its '>', as Pattern.groupname:
+// an ASCII letter, then ASCII letters and digits.
+func (t *javaRegexTranslator) groupName() (string, error) {
 	start := t.pos
-	isLetter := func(c rune) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-	if !isLetter(t.peek()) {
-		return "", t.errorf("capturing group name does not start with a Latin letter")
+	isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	if t.pos >= len(t.src) || !isLetter(t.src[t.pos]) {
+		return "", t.invalid("capturing group name does not start with a Latin letter")
 	}
-	for isLetter(t.peek()) || t.peek() >= '0' && t.peek() <= '9' {
+	for t.pos < len(t.src) && (isLetter(t.src[t.pos]) || t.src[t.pos] >= '0' && t.src[t.pos] <= '9') {
 		t.pos++
 	}
-	name := string(t.src[start:t.pos])
-	if t.peek() != '>' {
-		return "", t.errorf("named capturing group is missing trailing '>'")
+	name := t.src[start:t.pos]
+	if t.pos >= len(t.src) || t.src[t.pos] != '>' {
+		return "", t.invalid("named capturing group is missing trailing '>'")
 	}
 	t.pos++
 	if _, dup := t.names[name]; dup {
-		return "", t.errorf("Named capturing group <%s> is already defined", name)
+		return "", t.invalid("Named capturing group <%s> is already defined", name)
 	}
 	return name, nil
 }
 
-// inlineFlags reads flags such as i-s (up to ':' or ')'), applies them to
-// the translator and returns what Go must be told: only the i flag; we
-// translate '.', '^' and '$' ourselves for the others.
-func (t *regexTranslator) inlineFlags() (string, error) {
-	on := true
-	goFlags := ""
-	for !t.eof() {
-		c := t.peek()
+// inlineFlags reads (?flags) or (?flags:...): i, s and m are followed,
+// the others refused. (?flags) changes the flags to the end of the
+// enclosing group and writes nothing but m, which RE2 follows itself.
+func (t *javaRegexTranslator) inlineFlags() error {
+	t.pos++ // '?'
+	on, multiline := true, ""
+	f := t.flags
+	for t.pos < len(t.src) {
+		c := t.src[t.pos]
+		t.pos++
 		switch c {
-		case ':', ')':
-			if goFlags != "" {
-				goFlags = "(?" + goFlags + ")"
-			}
-			return goFlags, nil
 		case '-':
 			on = false
 		case 'i':
-			if on {
-				goFlags += "i"
-			} else {
-				goFlags = strings.TrimSuffix(goFlags, "-") + "-i"
-			}
-		case 'm':
-			t.flags.multiline = on
+			f.caseless = on
 		case 's':
-			t.flags.dotall = on
-		case 'd':
-			t.flags.unixLines = on
-		case 'u': // UNICODE_CASE: Go's folding is Unicode already
-		case 'x':
-			return "", &unsupportedRegexError{"the COMMENTS flag (?x)"}
-		case 'U':
-			return "", &unsupportedRegexError{"the UNICODE_CHARACTER_CLASS flag (?U)"}
-		case 'c':
-			return "", &unsupportedRegexError{"the CANON_EQ flag (?c)"}
+			f.dotAll = on
+		case 'm':
+			if on {
+				multiline = "m"
+			} else {
+				multiline = "-m"
+			}
+		case 'd', 'u', 'x', 'U', 'c':
+			return unsupported(javaFlagNames[c], "the inline flag "+string(c)+" (Sluice takes i, m and s)")
+		case ')':
+			t.flags = f
+			t.write(itemEmpty, "")
+			if multiline != "" {
+				t.out = append(t.out, "(?"+multiline+")"...)
+			}
+			return nil
+		case ':':
+			t.open("(?" + multiline + ":")
+			t.flags = f
+			return nil
 		default:
-			return "", t.errorf("Unknown inline modifier")
+			return t.invalid("Unknown inline modifier")
 		}
-		t.pos++
 	}
-	return "", t.errorf("Unknown inline modifier")
+	return t.invalid("Unknown inline modifier")
 }
 
-// goRegexLiteral writes r so that Go matches it literally, in or out of a
-// class.
-func goRegexLiteral(r rune) string {
+// escape translates what follows a backslash outside a class.
+func (t *javaRegexTranslator) escape() error {
+	item, lit, err := t.escapeItem()
 	switch {
-	case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'):
-		return string(r)
-	case r > ' ' && r < 0x7f:
-		return `\` + string(r)
+	case err != nil:
+		return err
+	case lit >= 0:
+		t.literal(lit)
+	case item == `\b`, item == `\B`, item == `\A`, item == `\z`:
+		t.write(itemAssertion, item)
+	case strings.HasPrefix(item, "("):
+		t.write(itemAtom, item)
+	default:
+		t.write(itemAtom, "["+item+"]")
 	}
-	return fmt.Sprintf(`\x{%x}`, r)
+	return nil
+}
+
+// Java's predefined classes whose RE2 spelling differs, as RE2 class
+// items: \s has \x0B, \h and \v are Java's horizontal and vertical
+// whitespace (RE2's \v is the vertical tab alone).
+const (
+	javaSpace      = `\t\n\x0B\f\r `
+	javaHorizontal = ` \t\x{A0}\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}`
+	javaVertical   = `\n\x0B\f\r\x{85}\x{2028}\x{2029}`
+	// Their complements, for a negated class inside a class.
+	javaNotSpace      = `\x00-\x08\x0E-\x1F\x21-\x{10FFFF}`
+	javaNotHorizontal = `\x00-\x08\x0A-\x1F\x21-\x9F\x{A1}-\x{167F}\x{1681}-\x{180D}\x{180F}-\x{1FFF}\x{200B}-\x{202E}\x{2030}-\x{205E}\x{2060}-\x{2FFF}\x{3001}-\x{10FFFF}`
+	javaNotVertical   = `\x00-\x09\x0E-\x{84}\x{86}-\x{2027}\x{202A}-\x{10FFFF}`
+)
+
+// escapeItem reads an escape: a literal character (lit), or else a class
+// item (RE2 syntax usable inside [...]), an assertion, or a group.
+func (t *javaRegexTranslator) escapeItem() (item string, lit rune, err error) {
+	r, n := t.peek()
+	if r < 0 {
+		return "", -1, t.invalid("Unexpected internal error")
+	}
+	t.pos += n
+	switch r {
+	case 'd', 'D', 'w', 'W':
+		return `\` + string(r), -1, nil
+	case 's':
+		return javaSpace, -1, nil
+	case 'S':
+		return javaNotSpace, -1, nil
+	case 'h':
+		return javaHorizontal, -1, nil
+	case 'H':
+		return javaNotHorizontal, -1, nil
+	case 'v':
+		return javaVertical, -1, nil
+	case 'V':
+		return javaNotVertical, -1, nil
+	case 'R':
+		return `(?:\r\n|[` + javaVertical + `])`, -1, nil
+	case 'b', 'B':
+		if strings.HasPrefix(t.src[t.pos:], "{g}") {
+			return "", -1, unsupported(`the grapheme boundary \b{g}`, "grapheme boundaries")
+		}
+		return `\` + string(r), -1, nil
+	case 'A', 'z':
+		return `\` + string(r), -1, nil
+	case 'Z':
+		return "", -1, unsupported(`\Z`, "the end but for a final line terminator")
+	case 'G':
+		return "", -1, unsupported(`\G`, "the end of the previous match")
+	case 'X':
+		return "", -1, unsupported(`\X`, "grapheme clusters")
+	case 'N':
+		return "", -1, unsupported(`the named character \N{...}`, "characters by name")
+	case 'k':
+		return "", -1, unsupported(`the backreference \k<name>`, "named backreferences")
+	case 'p', 'P':
+		item, err := t.property(r == 'P')
+		return item, -1, err
+	case 't':
+		return "", '\t', nil
+	case 'n':
+		return "", '\n', nil
+	case 'r':
+		return "", '\r', nil
+	case 'f':
+		return "", '\f', nil
+	case 'a':
+		return "", '\a', nil
+	case 'e':
+		return "", 0x1B, nil
+	case 'c':
+		c, n := t.peek()
+		if c < 0 {
+			return "", -1, t.invalid("Illegal control escape sequence")
+		}
+		t.pos += n
+		return "", c ^ 64, nil
+	case '0':
+		return t.octal()
+	case 'x':
+		return t.hexEscape()
+	case 'u':
+		return t.unicodeEscape()
+	}
+	switch {
+	case r >= '1' && r <= '9':
+		return "", -1, unsupported(`the backreference \`+string(r), "backreferences")
+	case isASCIILetter(r):
+		return "", -1, t.invalid("Illegal/unsupported escape sequence")
+	}
+	return "", r, nil // an escaped character is itself
 }
 
 // removeQEQuoting rewrites \Q...\E quotes as escaped characters before
@@ -475,362 +590,188 @@ func removeQEQuoting(src []rune) []rune {
 	return out
 }
 
-// escape translates what follows a '\' outside a class.
-func (t *regexTranslator) escape() (string, error) {
-	if t.eof() {
-		return "", t.errorf("Unexpected internal error")
-	}
-	c := t.src[t.pos]
-	switch c {
-	case 'A':
-		t.pos++
-		return `\A`, nil
-	case 'z':
-		t.pos++
-		return `\z`, nil
-	case 'B':
-		t.pos++
-		return `\B`, nil
-	case 'b':
-		t.pos++
-		if t.peek() == '{' {
-			return "", &unsupportedRegexError{`the grapheme boundary \b{g}`}
+// octal reads \0n, \0nn or \0mnn (m at most 3).
+func (t *javaRegexTranslator) octal() (string, rune, error) {
+	v, digits := 0, 0
+	for digits < 3 && t.pos < len(t.src) && t.src[t.pos] >= '0' && t.src[t.pos] <= '7' {
+		if digits == 2 && v > 037 {
+			break
 		}
-		return `\b`, nil
-	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return "", &unsupportedRegexError{`the backreference \` + string(c)}
-	case 'k':
-		return "", &unsupportedRegexError{`the backreference \k<name>`}
-	case 'G', 'Z', 'R', 'X':
-		return "", &unsupportedRegexError{`\` + string(c)}
-	case 'N':
-		return "", &unsupportedRegexError{`the named character \N{...}`}
+		v = v*8 + int(t.src[t.pos]-'0')
+		t.pos++
+		digits++
 	}
-	set, ch, err := t.escapeIn(false, false)
-	if err != nil {
-		return "", err
+	if digits == 0 {
+		return "", -1, t.invalid("Illegal octal escape sequence")
 	}
-	if set != nil {
-		return set.goClass(), nil
-	}
-	return goRegexLiteral(ch), nil
+	return "", rune(v), nil
 }
 
-// escapeIn reads an escape (after its '\') that stands for a character or
-// a set of characters, the escapes valid both in and out of classes.
-// inRange marks \v as the character \x0B, as Java reads it next to a '-'
-// in a class.
-func (t *regexTranslator) escapeIn(inClass, inRange bool) (*charSet, rune, error) {
-	if t.eof() {
-		return nil, 0, t.errorf("Unexpected internal error")
-	}
-	c := t.src[t.pos]
-	t.pos++
-	switch c {
-	case 'v':
-		if inRange {
-			return nil, 0x0b, nil
-		}
-	case 'N':
-		return nil, 0, &unsupportedRegexError{`the named character \N{...}`}
-	case '0':
-		return t.octal()
-	case 'x':
-		return t.hex()
-	case 'u':
-		return t.unicode()
-	case 'c':
-		if t.eof() {
-			return nil, 0, t.errorf("Illegal control escape sequence")
-		}
-		t.pos++
-		return nil, t.src[t.pos-1] ^ 64, nil
-	case 'a':
-		return nil, '\a', nil
-	case 'e':
-		return nil, 0x1b, nil
-	case 'f':
-		return nil, '\f', nil
-	case 'n':
-		return nil, '\n', nil
-	case 'r':
-		return nil, '\r', nil
-	case 't':
-		return nil, '\t', nil
-	case 'p', 'P':
-		s, err := t.property(c == 'P')
-		return s, 0, err
-	}
-	if s := predefinedClass(c); s != nil {
-		return s, 0, nil
-	}
-	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-		t.pos--
-		return nil, 0, t.errorf("Illegal/unsupported escape sequence")
-	}
-	return nil, c, nil // any other character escaped is itself
-}
-
-func isOctal(c rune) bool { return c >= '0' && c <= '7' }
-
-// octal reads \0n, \0nn or \0mnn (m <= 3).
-func (t *regexTranslator) octal() (*charSet, rune, error) {
-	var d []rune
-	for len(d) < 3 && isOctal(t.peek()) {
-		d = append(d, t.peek())
-		t.pos++
-	}
-	if len(d) == 3 && d[0] > '3' {
-		d = d[:2]
-		t.pos--
-	}
-	if len(d) == 0 {
-		return nil, 0, t.errorf("Illegal octal escape sequence")
-	}
-	n, _ := strconv.ParseInt(string(d), 8, 32)
-	return nil, rune(n), nil
-}
-
-func isHex(c rune) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-// hex reads \xhh or \x{h...h}.
-func (t *regexTranslator) hex() (*charSet, rune, error) {
-	if t.pos+1 < len(t.src) && isHex(t.src[t.pos]) && isHex(t.src[t.pos+1]) {
-		n, _ := strconv.ParseInt(string(t.src[t.pos:t.pos+2]), 16, 32)
-		t.pos += 2
-		return nil, rune(n), nil
-	}
-	if t.peek() == '{' && t.pos+1 < len(t.src) && isHex(t.src[t.pos+1]) {
-		t.pos++
-		n := int64(0)
-		for isHex(t.peek()) {
-			v, _ := strconv.ParseInt(string(t.peek()), 16, 32)
-			n = n<<4 + v
-			if n > unicode.MaxRune {
-				return nil, 0, t.errorf("Hexadecimal codepoint is too big")
+// hexEscape reads \xhh or \x{h...h}.
+func (t *javaRegexTranslator) hexEscape() (string, rune, error) {
+	rest := t.src[t.pos:]
+	if strings.HasPrefix(rest, "{") {
+		end := strings.IndexByte(rest, '}')
+		if end > 1 {
+			if v, err := strconv.ParseUint(rest[1:end], 16, 32); err == nil && v <= unicode.MaxRune {
+				t.pos += end + 1
+				return "", rune(v), nil
 			}
-			t.pos++
 		}
-		if t.peek() != '}' {
-			return nil, 0, t.errorf("Unclosed hexadecimal escape sequence")
-		}
-		t.pos++
-		return nil, rune(n), nil
+		return "", -1, t.invalid("Illegal hexadecimal escape sequence")
 	}
-	return nil, 0, t.errorf("Illegal hexadecimal escape sequence")
+	if len(rest) >= 2 {
+		if v, err := strconv.ParseUint(rest[:2], 16, 8); err == nil {
+			t.pos += 2
+			return "", rune(v), nil
+		}
+	}
+	return "", -1, t.invalid("Illegal hexadecimal escape sequence")
 }
 
-// unicode reads \uhhhh, joining a surrogate pair written as two escapes.
-func (t *regexTranslator) unicode() (*charSet, rune, error) {
-	read4 := func() (rune, bool) {
-		if t.pos+4 > len(t.src) {
+// unicodeEscape reads \uhhhh, a surrogate pair of them being one character.
+func (t *javaRegexTranslator) unicodeEscape() (string, rune, error) {
+	read := func() (rune, bool) {
+		if len(t.src)-t.pos < 4 {
 			return 0, false
 		}
-		for _, c := range t.src[t.pos : t.pos+4] {
-			if !isHex(c) {
-				return 0, false
-			}
+		v, err := strconv.ParseUint(t.src[t.pos:t.pos+4], 16, 16)
+		if err != nil {
+			return 0, false
 		}
-		n, _ := strconv.ParseInt(string(t.src[t.pos:t.pos+4]), 16, 32)
 		t.pos += 4
-		return rune(n), true
+		return rune(v), true
 	}
-	n, ok := read4()
+	r, ok := read()
 	if !ok {
-		return nil, 0, t.errorf("Illegal Unicode escape sequence")
+		return "", -1, t.invalid("Illegal Unicode escape sequence")
 	}
-	if n >= 0xd800 && n < 0xdc00 && t.pos+1 < len(t.src) && t.src[t.pos] == '\\' && t.src[t.pos+1] == 'u' {
+	if r >= 0xD800 && r < 0xDC00 && strings.HasPrefix(t.src[t.pos:], `\u`) {
 		save := t.pos
 		t.pos += 2
-		if lo, ok := read4(); ok && lo >= 0xdc00 && lo < 0xe000 {
-			return nil, (n-0xd800)<<10 + (lo - 0xdc00) + 0x10000, nil
+		if lo, ok := read(); ok && lo >= 0xDC00 && lo < 0xE000 {
+			return "", 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), nil
 		}
 		t.pos = save
 	}
-	if n >= 0xd800 && n < 0xe000 {
-		return nil, 0, &unsupportedRegexError{fmt.Sprintf(`the lone surrogate \u%04x`, n)}
+	if r >= 0xD800 && r < 0xE000 {
+		return "", -1, unsupported(fmt.Sprintf(`a lone surrogate (\u%04X)`, r), "unpaired surrogates")
 	}
-	return nil, n, nil
+	return "", r, nil
 }
 
-// class translates a character class after its '[', as Pattern.clazz:
-// a ']' right after the '[' (or "[^") is a literal, a '-' makes a range
-// between two characters, and nested classes and && intersections, which
-// RE2 lacks, are refused.
-func (t *regexTranslator) class() (string, error) {
-	neg := false
-	if t.peek() == '^' {
-		t.pos++
-		neg = true
-	}
-	var items strings.Builder
-	for first := true; ; first = false {
-		if t.eof() {
-			return "", t.errorf("Unclosed character class")
-		}
-		c := t.peek()
-		switch {
-		case c == '[':
-			return "", &unsupportedRegexError{"a nested character class [...[...]...]"}
-		case c == '&' && t.pos+1 < len(t.src) && t.src[t.pos+1] == '&':
-			return "", &unsupportedRegexError{"a character class intersection [...&&...]"}
-		case c == ']' && !first:
-			t.pos++
-			if neg {
-				return "[^" + items.String() + "]", nil
-			}
-			return "[" + items.String() + "]", nil
-		}
-		item, err := t.classItem()
-		if err != nil {
-			return "", err
-		}
-		items.WriteString(item)
-	}
-}
-
-// classItem reads one member of a class: a character, a range or a set.
-func (t *regexTranslator) classItem() (string, error) {
-	var ch rune
-	if t.peek() == '\\' {
-		t.pos++
-		inRange := t.pos+1 < len(t.src) && t.src[t.pos+1] == '-'
-		set, r, err := t.escapeIn(true, inRange)
-		if err != nil {
-			return "", err
-		}
-		if set != nil {
-			return set.items(), nil
-		}
-		ch = r
-	} else {
-		ch = t.src[t.pos]
-		t.pos++
-	}
-	if t.peek() != '-' || t.pos+1 >= len(t.src) || t.src[t.pos+1] == '[' || t.src[t.pos+1] == ']' {
-		return goRegexLiteral(ch), nil
-	}
-	t.pos++ // '-'
-	end := t.src[t.pos]
-	t.pos++
-	if end == '\\' {
-		set, r, err := t.escapeIn(true, true)
-		if err != nil {
-			return "", err
-		}
-		end = r
-		if set != nil {
-			end = -1
-		}
-	}
-	if end < ch {
-		return "", t.errorf("Illegal character range")
-	}
-	return goRegexLiteral(ch) + "-" + goRegexLiteral(end), nil
-}
-
-// charSet is a set of characters: inclusive ranges (lo, hi pairs), or one
-// of Go's Unicode classes (\p{goName}, \P{goName} when neg).
-type charSet struct {
-	ranges []rune
-	goName string
-	neg    bool
-}
-
-func (s *charSet) complement() *charSet {
-	if s.goName != "" {
-		return &charSet{goName: s.goName, neg: !s.neg}
-	}
-	var out []rune
-	next := rune(0)
-	for i := 0; i < len(s.ranges); i += 2 {
-		if s.ranges[i] > next {
-			out = append(out, next, s.ranges[i]-1)
-		}
-		next = s.ranges[i+1] + 1
-	}
-	if next <= unicode.MaxRune {
-		out = append(out, next, unicode.MaxRune)
-	}
-	return &charSet{ranges: out}
-}
-
-// items is the set inside a Go class.
-func (s *charSet) items() string {
-	if s.goName != "" {
-		if s.neg {
-			return `\P{` + s.goName + `}`
-		}
-		return `\p{` + s.goName + `}`
-	}
+// class translates a character class after its '['. Java's unions
+// ([a[b]]) and intersections (&&) are refused; a '-' that starts no range
+// is a '-'; with (?i), ASCII letters and ranges take both cases.
+func (t *javaRegexTranslator) class() error {
 	var b strings.Builder
-	for i := 0; i < len(s.ranges); i += 2 {
-		b.WriteString(goRegexLiteral(s.ranges[i]))
-		if s.ranges[i+1] != s.ranges[i] {
-			b.WriteString("-" + goRegexLiteral(s.ranges[i+1]))
+	b.WriteByte('[')
+	if strings.HasPrefix(t.src[t.pos:], "^") {
+		b.WriteByte('^')
+		t.pos++
+	}
+	for first := true; ; first = false {
+		r, n := t.peek()
+		switch {
+		case r < 0:
+			return t.invalid("Unclosed character class")
+		case r == ']' && !first:
+			t.pos += n
+			b.WriteByte(']')
+			t.write(itemAtom, b.String())
+			return nil
+		case r == '[':
+			return unsupported("a nested character class [...[...]...]", "character class unions ([a[b]])")
+		case r == '&' && strings.HasPrefix(t.src[t.pos:], "&&"):
+			return unsupported("a character class intersection [...&&...]", "character class intersections (&&)")
+		}
+		lo, set, isSet, err := t.classItem(false)
+		if err != nil {
+			return err
+		}
+		if isSet {
+			b.WriteString(set)
+			continue
+		}
+		hi := lo
+		if rest := t.src[t.pos:]; strings.HasPrefix(rest, "-") && len(rest) > 1 && rest[1] != ']' && rest[1] != '[' {
+			t.pos++
+			var hiIsSet bool
+			if hi, _, hiIsSet, err = t.classItem(true); err != nil {
+				return err
+			}
+			if hiIsSet || hi < lo {
+				return t.invalid("Illegal character range")
+			}
+		}
+		t.classRange(&b, lo, hi)
+	}
+}
+
+// classItem reads a character of a class (lo), or a set of them (set,
+// RE2 class items, isSet). inRange is for the end of a range, where Java
+// reads \v as the character \x0B, as it does before a '-'.
+func (t *javaRegexTranslator) classItem(inRange bool) (lo rune, set string, isSet bool, err error) {
+	r, n := t.peek()
+	t.pos += n
+	if r != '\\' {
+		return r, "", false, nil
+	}
+	if next, _ := t.peek(); next == 'v' && (inRange || strings.HasPrefix(t.src[t.pos+1:], "-")) {
+		t.pos++
+		return 0x0B, "", false, nil // Java reads \v in a range as \x0B
+	}
+	if next, _ := t.peek(); strings.ContainsRune("bBAzRGZXNk", next) {
+		t.pos++
+		return 0, "", false, t.invalid("Illegal/unsupported escape sequence")
+	}
+	item, lit, err := t.escapeItem()
+	if err != nil || lit >= 0 {
+		return lit, "", false, err
+	}
+	return 0, item, true, nil
+}
+
+// classRange writes the range lo-hi as RE2 class items.
+func (t *javaRegexTranslator) classRange(b *strings.Builder, lo, hi rune) {
+	write := func(lo, hi rune) {
+		if lo == hi {
+			fmt.Fprintf(b, `\x{%X}`, lo)
+		} else {
+			fmt.Fprintf(b, `\x{%X}-\x{%X}`, lo, hi)
 		}
 	}
-	return b.String()
+	write(lo, hi)
+	if !t.flags.caseless {
+		return
+	}
+	if l, h := max(lo, 'a'), min(hi, 'z'); l <= h {
+		write(l-'a'+'A', h-'a'+'A')
+	}
+	if l, h := max(lo, 'A'), min(hi, 'Z'); l <= h {
+		write(l-'A'+'a', h-'A'+'a')
+	}
 }
 
-// goClass is the set on its own.
-func (s *charSet) goClass() string {
-	if s.goName != "" {
-		return s.items()
-	}
-	if len(s.ranges) == 0 {
-		return `[^\x00-\x{10ffff}]`
-	}
-	return "[" + s.items() + "]"
+// javaFlagNames are the inline flags RE2 cannot follow, by Java's names.
+var javaFlagNames = map[byte]string{
+	'd': "the UNIX_LINES flag (?d)", 'u': "the UNICODE_CASE flag (?u)", 'x': "the COMMENTS flag (?x)",
+	'U': "the UNICODE_CHARACTER_CLASS flag (?U)", 'c': "the CANON_EQ flag (?c)",
 }
 
-func ranges(pairs ...rune) *charSet { return &charSet{ranges: pairs} }
-
-// predefinedClass is \d, \w, \s, \h, \v and their complements, with
-// Java's ASCII meanings (\s includes \x0B, which RE2's \s lacks; \v is
-// vertical whitespace, not RE2's \x0B).
-func predefinedClass(c rune) *charSet {
-	var s *charSet
-	switch unicode.ToLower(c) {
-	case 'd':
-		s = ranges('0', '9')
-	case 'w':
-		s = ranges('0', '9', 'A', 'Z', '_', '_', 'a', 'z')
-	case 's':
-		s = ranges('\t', '\r', ' ', ' ')
-	case 'h':
-		s = ranges(' ', ' ', 0xa0, 0xa0, 0x1680, 0x1680, 0x180e, 0x180e, 0x2000, 0x200a, 0x202f, 0x202f, 0x205f, 0x205f, 0x3000, 0x3000)
-	case 'v':
-		s = ranges('\n', '\r', 0x85, 0x85, 0x2028, 0x2029)
-	default:
-		return nil
-	}
-	if unicode.IsUpper(c) {
-		return s.complement()
-	}
-	return s
+// javaPosixClasses are Java's POSIX character classes (US-ASCII, as Java
+// has them without UNICODE_CHARACTER_CLASS) as RE2 class items, and their
+// complements.
+var javaPosixClasses = map[string][2]string{
+	"Lower": {"[:lower:]", "[:^lower:]"}, "Upper": {"[:upper:]", "[:^upper:]"}, "ASCII": {"[:ascii:]", "[:^ascii:]"},
+	"Alpha": {"[:alpha:]", "[:^alpha:]"}, "Digit": {"[:digit:]", "[:^digit:]"}, "Alnum": {"[:alnum:]", "[:^alnum:]"},
+	"Punct": {"[:punct:]", "[:^punct:]"}, "Graph": {"[:graph:]", "[:^graph:]"}, "Print": {"[:print:]", "[:^print:]"},
+	"Blank": {"[:blank:]", "[:^blank:]"}, "Cntrl": {"[:cntrl:]", "[:^cntrl:]"}, "XDigit": {"[:xdigit:]", "[:^xdigit:]"},
+	"Space": {"[:space:]", "[:^space:]"}, "L1": {`\x00-\x{FF}`, `\x{100}-\x{10FFFF}`}, "all": {`\x00-\x{10FFFF}`, ""},
 }
 
-// posixClasses are Java's ASCII POSIX classes (\p{Alpha}...).
-var posixClasses = map[string]*charSet{
-	"Lower":  ranges('a', 'z'),
-	"Upper":  ranges('A', 'Z'),
-	"ASCII":  ranges(0, 0x7f),
-	"Alpha":  ranges('A', 'Z', 'a', 'z'),
-	"Digit":  ranges('0', '9'),
-	"Alnum":  ranges('0', '9', 'A', 'Z', 'a', 'z'),
-	"Punct":  ranges('!', '/', ':', '@', '[', '`', '{', '~'),
-	"Graph":  ranges('!', '~'),
-	"Print":  ranges(' ', '~'),
-	"Blank":  ranges('\t', '\t', ' ', ' '),
-	"Cntrl":  ranges(0, 0x1f, 0x7f, 0x7f),
-	"XDigit": ranges('0', '9', 'A', 'F', 'a', 'f'),
-	"Space":  ranges('\t', '\r', ' ', ' '),
-	"L1":     ranges(0, 0xff),
-	"all":    ranges(0, unicode.MaxRune),
-}
-
-// goCategories are the Unicode general categories Java and Go mean alike.
+// goCategories are the Unicode general categories Java and Go mean alike
+// (Go's C lacks the unassigned Cn, which Java's has).
 var goCategories = map[string]bool{
 	"L": true, "Lu": true, "Ll": true, "Lt": true, "Lm": true, "Lo": true,
 	"M": true, "Mn": true, "Mc": true, "Me": true, "N": true, "Nd": true, "Nl": true, "No": true,
@@ -850,96 +791,122 @@ var javaBinaryProperties = strings.Fields(`ALPHA LOWER UPPER SPACE PUNCT XDIGIT 
 	EXTENDED_PICTOGRAPHIC HEXDIGIT HEX_DIGIT IDEOGRAPHIC JOINCONTROL JOIN_CONTROL LETTER LOWERCASE
 	NONCHARACTERCODEPOINT NONCHARACTER_CODE_POINT TITLECASE PUNCTUATION UPPERCASE WHITESPACE WHITE_SPACE WORD`)
 
-// property translates \p{...} or \P{...} (after the p), resolving the
-// name as Pattern.family does.
-func (t *regexTranslator) property(neg bool) (*charSet, error) {
-	var name string
-	if t.peek() != '{' {
-		if t.eof() {
-			return nil, t.errorf("Unknown character property name {}")
-		}
-		name = string(t.src[t.pos])
-		t.pos++
-	} else {
-		end := t.pos
-		for end < len(t.src) && t.src[end] != '}' {
-			end++
-		}
-		if end >= len(t.src) {
-			return nil, t.errorf("Unclosed character family")
-		}
-		name = string(t.src[t.pos+1 : end])
-		t.pos = end + 1
-		if name == "" {
-			return nil, t.errorf("Empty character family")
-		}
-	}
-	s, err := t.resolveProperty(name)
-	if err != nil || !neg {
-		return s, err
-	}
-	return s.complement(), nil
+// javaProperty is what a \p name resolves to: a POSIX class, a general
+// category or a script (Go's spelling).
+type javaProperty struct {
+	posix, category, script string
 }
 
-func (t *regexTranslator) resolveProperty(name string) (*charSet, error) {
+// property translates \p{...} or \P{...} (or \pL), after the p, into RE2
+// class items. Under (?i) Java makes \p{Lower}, \p{Upper} and the cased
+// letter categories match either case.
+func (t *javaRegexTranslator) property(negated bool) (string, error) {
+	name := ""
+	if strings.HasPrefix(t.src[t.pos:], "{") {
+		end := strings.IndexByte(t.src[t.pos:], '}')
+		if end < 0 {
+			return "", t.invalid("Unclosed character family")
+		}
+		name = t.src[t.pos+1 : t.pos+end]
+		t.pos += end + 1
+		if name == "" {
+			return "", t.invalid("Empty character family")
+		}
+	} else if r, n := t.peek(); r >= 0 {
+		name = string(r)
+		t.pos += n
+	}
+	p, err := t.resolveProperty(name)
+	if err != nil {
+		return "", err
+	}
+	not := map[bool]int{false: 0, true: 1}[negated]
+	switch {
+	case p.posix != "" && t.flags.caseless && (p.posix == "Lower" || p.posix == "Upper"):
+		if negated {
+			return "", unsupported(`\P{`+name+`} with (?i)`, "negated case classes under ASCII case insensitivity")
+		}
+		return "a-zA-Z", nil
+	case p.posix != "":
+		if items := javaPosixClasses[p.posix][not]; items != "" {
+			return items, nil
+		}
+		return "", unsupported(`\P{`+name+`}`, "a class that matches nothing")
+	case p.category != "" && t.flags.caseless && (p.category == "Lu" || p.category == "Ll" || p.category == "Lt"):
+		if negated {
+			return "", unsupported(`\P{`+name+`} with (?i)`, "negated case classes under ASCII case insensitivity")
+		}
+		return `\p{Lu}\p{Ll}\p{Lt}`, nil
+	}
+	goName := p.category + p.script
+	return [2]string{`\p{`, `\P{`}[not] + goName + "}", nil
+}
+
+// resolveProperty resolves a \p name as Pattern.family does, refusing
+// what Java refuses and what Go has no table for.
+func (t *javaRegexTranslator) resolveProperty(name string) (javaProperty, error) {
+	var p javaProperty
 	if k, v, ok := strings.Cut(name, "="); ok {
-		var s *charSet
 		switch strings.ToLower(k) {
 		case "sc", "script":
-			s = goScript(v)
+			p = javaScript(v)
 		case "gc", "general_category":
-			s = javaPropertyClass(v)
+			p = javaCategoryOrPosix(v)
 		case "blk", "block":
-			return nil, &unsupportedRegexError{`the Unicode block \p{` + name + `}`}
+			return p, unsupported(`the Unicode block \p{`+name+`}`, "Unicode blocks")
 		}
-		if s == nil {
-			return nil, t.errorf("Unknown Unicode property {name=<%s>, value=<%s>}", strings.ToLower(k), v)
+		if p == (javaProperty{}) {
+			return p, t.invalid("Unknown Unicode property {name=<%s>, value=<%s>}", strings.ToLower(k), v)
 		}
-		return s, nil
+		return p, nil
 	}
-	var s *charSet
 	switch {
 	case strings.HasPrefix(name, "In"):
-		return nil, &unsupportedRegexError{`the Unicode block \p{` + name + `}`}
+		return p, unsupported(`the Unicode block \p{`+name+`}`, "Unicode blocks")
 	case strings.HasPrefix(name, "Is"):
 		short := name[2:]
 		if noGoTable[short] {
-			return nil, &unsupportedRegexError{`\p{` + name + `}`}
+			return p, unsupported(`\p{`+name+`}`, "the category "+short)
 		}
-		for _, p := range javaBinaryProperties {
-			if strings.ToUpper(short) == p {
-				return nil, &unsupportedRegexError{`the Unicode property \p{` + name + `}`}
+		for _, b := range javaBinaryProperties {
+			if strings.ToUpper(short) == b {
+				return p, unsupported(`the Unicode property \p{`+name+`}`, "Unicode binary properties")
 			}
 		}
-		if s = javaPropertyClass(short); s == nil {
-			s = goScript(short)
+		if p = javaCategoryOrPosix(short); p == (javaProperty{}) {
+			p = javaScript(short)
 		}
-	case strings.HasPrefix(name, "java") || noGoTable[name]:
-		return nil, &unsupportedRegexError{`\p{` + name + `}`}
+	case strings.HasPrefix(name, "java"):
+		return p, unsupported(`\p{`+name+`}`, "Java's java* classes")
+	case noGoTable[name]:
+		return p, unsupported(`\p{`+name+`}`, "the category "+name)
 	default:
-		s = javaPropertyClass(name)
+		p = javaCategoryOrPosix(name)
 	}
-	if s == nil {
-		return nil, t.errorf("Unknown character property name {%s}", name)
+	if p == (javaProperty{}) {
+		return p, t.invalid("Unknown character property name {%s}", name)
 	}
-	return s, nil
+	return p, nil
 }
 
-// javaPropertyClass is a general category or POSIX class by Java's name;
-// nil for a name it is not.
-func javaPropertyClass(name string) *charSet {
+// javaCategoryOrPosix is a general category or POSIX class by Java's name;
+// zero for a name it is not.
+func javaCategoryOrPosix(name string) javaProperty {
 	if goCategories[name] {
-		return &charSet{goName: name}
+		return javaProperty{category: name}
 	}
-	return posixClasses[name]
+	if _, ok := javaPosixClasses[name]; ok {
+		return javaProperty{posix: name}
+	}
+	return javaProperty{}
 }
 
-// goScript is a Unicode script by a name any case, as Java accepts it.
-func goScript(name string) *charSet {
+// javaScript is a Unicode script by a name in any case, as Java takes it.
+func javaScript(name string) javaProperty {
 	for k := range unicode.Scripts {
 		if strings.EqualFold(k, name) {
-			return &charSet{goName: k}
+			return javaProperty{script: k}
 		}
 	}
-	return nil
+	return javaProperty{}
 }

@@ -13,7 +13,7 @@ const predicatePkg = pkg + "predicates."
 
 // TopicNameMatches is true for a record whose topic matches pattern, a
 // Java regular expression, as a whole (Matcher.matches). The pattern is
-// translated for Go's RE2 engine (compileJavaPattern); one that RE2 cannot
+// translated for Go's RE2 engine (compileJavaRegex, as RegexRouter's); one that RE2 cannot
 // match as Java would is refused when the connector is configured, naming
 // the construct.
 var _ = addPredicate(connectors.PredicatePlugin{
@@ -40,18 +40,18 @@ func validateTopicPattern(v string) error {
 	if err := validateNonEmptyString(v); err != nil {
 		return err
 	}
-	_, err := compileJavaPattern(configTrim(v))
+	_, err := compileJavaRegex(configTrim(v))
 	return err
 }
 
 func (p *topicNameMatches) Configure(props map[string]string) error {
-	re, err := compileJavaPattern(configTrim(props[topicNamePattern]))
+	re, err := compileJavaRegex(configTrim(props[topicNamePattern]))
 	if err != nil {
 		ce := &connectors.ConfigError{}
 		ce.Add(topicNamePattern, err.Error())
 		return ce
 	}
-	p.re = re
+	p.re = re.whole
 	return nil
 }
 

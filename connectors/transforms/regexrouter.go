@@ -12,7 +12,7 @@ import (
 // replaced by replacement (Matcher.matches, then Matcher.replaceFirst),
 // with Java's $n, ${name} and \ escapes.
 //
-// regex is a Java regular expression, run on Go's RE2 (javaregex.go): a
+// regex is a Java regular expression, run on Go's RE2 (javaregex.go, as TopicNameMatches' pattern): a
 // pattern RE2 cannot run, such as one with a backreference or lookaround,
 // is refused at validation, naming the key.
 var _ = addTransform(connectors.TransformPlugin{Class: pkg + "RegexRouter", New: func() connectors.Transform { return &regexRouter{} }})
@@ -26,12 +26,11 @@ func regexRouterConfig() *connectors.ConfigDef {
 }
 
 // validJavaRegex is Connect's RegexValidator, refusing also the patterns
-// RE2 cannot run.
+// RE2 cannot run. A pattern Java refuses says "Invalid regex", as
+// Connect's does; one RE2 cannot run names the construct.
 func validJavaRegex(v string) error {
-	if _, err := compileJavaRegex(javaTrim(v)); err != nil {
-		return fmt.Errorf("Invalid regex: %v", err)
-	}
-	return nil
+	_, err := compileJavaRegex(javaTrim(v))
+	return err
 }
 
 type regexRouter struct {
@@ -60,7 +59,7 @@ func (t *regexRouter) Configure(props map[string]string) error {
 	pattern, _ := configString(props, "regex")
 	re, err := compileJavaRegex(pattern)
 	if err != nil {
-		return keyError("regex", pattern, "Invalid regex: "+err.Error())
+		return keyError("regex", pattern, err.Error())
 	}
 	t.regex = re
 	replacement, _ := configString(props, "replacement")

@@ -9,7 +9,7 @@ import (
 // jpSubjects are the texts TestJavaPattern matches each pattern against.
 var jpSubjects = []string{``, `a`, `A`, `k`, `K`, "\u212a", "\u00e9", "\u00c9", `abc`, `ABC`, `aa`, `aaa`, `aaaaaa`, `x.y`, `xzy`, "\n", "\r", "\u000b", "\t", ` `, "\u00a0", "\u2028", "\u0085", `-`, `]`, `[`, `&`, `1`, `12`, "\u0663", `topic-1`, "\u001b", "\u0001", "\U0001f600", `{2}`, `a-b`, `_`, `b`}
 
-// TestJavaPattern pins compileJavaPattern against java.util.regex: each
+// TestJavaPattern pins compileJavaRegex against java.util.regex: each
 // pattern matches exactly the subjects Java's Matcher.matches does (as
 // Java 17 and 25 do). They cover what the translation changes: Java's
 // \s, \h, \v, \R and '.', ASCII-only case insensitivity, quotations,
@@ -101,11 +101,12 @@ func TestJavaPattern(t *testing.T) {
 		{`x{0,0}`, []string{``}},
 	}
 	for _, tt := range tests {
-		re, err := compileJavaPattern(tt.pattern)
+		jre, err := compileJavaRegex(tt.pattern)
 		if err != nil {
-			t.Errorf("compileJavaPattern(%q): %v", tt.pattern, err)
+			t.Errorf("compileJavaRegex(%q): %v", tt.pattern, err)
 			continue
 		}
+		re := jre.whole
 		var got []string
 		for _, s := range jpSubjects {
 			if re.MatchString(s) {
@@ -177,10 +178,10 @@ func TestJavaPatternRefused(t *testing.T) {
 		{`\uD83D`, false, "a lone surrogate"},
 	}
 	for _, tt := range tests {
-		_, err := compileJavaPattern(tt.pattern)
-		var pe *javaPatternError
+		_, err := compileJavaRegex(tt.pattern)
+		var pe *javaRegexError
 		if !errors.As(err, &pe) || pe.invalid != tt.invalid || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("compileJavaPattern(%q) error = %v, want invalid=%v and %q", tt.pattern, err, tt.invalid, tt.want)
+			t.Errorf("compileJavaRegex(%q) error = %v, want invalid=%v and %q", tt.pattern, err, tt.invalid, tt.want)
 		}
 	}
 }
@@ -188,9 +189,32 @@ func TestJavaPatternRefused(t *testing.T) {
 // TestJavaPatternRE2Limits: a pattern Java takes that is too large for RE2
 // is refused as RE2's limit, not as invalid.
 func TestJavaPatternRE2Limits(t *testing.T) {
-	_, err := compileJavaPattern("((a{1000}){1000}){1000}")
-	var pe *javaPatternError
+	_, err := compileJavaRegex("((a{1000}){1000}){1000}")
+	var pe *javaRegexError
 	if !errors.As(err, &pe) || pe.invalid {
 		t.Errorf("error = %v, want RE2's size limit", err)
+	}
+}
+
+// TestJavaRegexMerged pins what the one translator took from each of the
+// two it replaced: groups numbered and named as Java numbers them (for
+// RegexRouter's $n and ${name}), \Q...\E removed before parsing as
+// Pattern.RemoveQEQuoting does (so a quoted character can start a range),
+// and a \p name Java does not know refused as invalid, not as RE2's lack.
+func TestJavaRegexMerged(t *testing.T) {
+	re, err := compileJavaRegex(`(?:x)(?<a>y)((z))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.names["a"] != 1 || re.re.NumSubexp() != 3 || !re.whole.MatchString("xyz") {
+		t.Errorf("groups %d, names %v", re.re.NumSubexp(), re.names)
+	}
+	if re, err := compileJavaRegex(`[\Qa\E-c]`); err != nil || !re.whole.MatchString("b") {
+		t.Errorf(`[\Qa\E-c]: %v, want a range a-c`, err)
+	}
+	_, err = compileJavaRegex(`\p{Latin}`)
+	var pe *javaRegexError
+	if !errors.As(err, &pe) || !pe.invalid || !strings.Contains(err.Error(), "Unknown character property name {Latin}") {
+		t.Errorf(`\p{Latin}: %v, want Java's unknown property`, err)
 	}
 }
