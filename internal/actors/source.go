@@ -29,8 +29,9 @@ type sourcePipeline struct {
 	admin    *kadm.Client // creates topics; nil when there is none
 
 	tracker   *offsetTracker
-	topics    map[string]bool // topics known to exist
-	active    *taskTopics     // topics recorded as used (topics.go)
+	scratch   connectors.Record // the record the transforms work on (stage.go)
+	topics    map[string]bool   // topics known to exist
+	active    *taskTopics       // topics recorded as used (topics.go)
 	lastFlush time.Time
 }
 
@@ -172,7 +173,7 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	if p.chain != nil {
 		var out *connectors.SourceRecord
 		err := retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
-			out, err = transformSource(p.chain, rec)
+			out, err = transformSource(p.chain, &p.scratch, rec)
 			return err
 		})
 		if err != nil {

@@ -37,15 +37,19 @@ func stageOf(err error, valueClass string) (stage, class string) {
 	return stageValueConverter, valueClass
 }
 
-// transformSource runs a source record through the chain; nil when a
-// transform dropped it. The source partition and offset stay the polled
-// record's: they say what the task has read, whatever became of it.
-func transformSource(chain *transform.Chain, rec *connectors.SourceRecord) (*connectors.SourceRecord, error) {
-	out, err := chain.Apply(&connectors.Record{
+// transformSource runs a source record through the chain, in scratch (a
+// Record the pipeline reuses: the chain keeps none), and returns the
+// transformed record, nil when a transform dropped it. The source
+// partition and offset stay the polled record's: they say what the task
+// has read, whatever became of it. rec itself is left as polled, so that
+// a retry starts from it again.
+func transformSource(chain *transform.Chain, scratch *connectors.Record, rec *connectors.SourceRecord) (*connectors.SourceRecord, error) {
+	*scratch = connectors.Record{
 		Topic: rec.Topic, KafkaPartition: rec.KafkaPartition,
 		KeySchema: rec.KeySchema, Key: rec.Key, ValueSchema: rec.ValueSchema, Value: rec.Value,
 		Timestamp: rec.Timestamp, Headers: rec.Headers,
-	})
+	}
+	out, err := chain.Apply(scratch)
 	if err != nil {
 		return nil, transformErr(err)
 	}
