@@ -264,17 +264,27 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 	return nil
 }
 
-// ensureTopic creates a topic the task writes to when it is missing and
-// topic creation is on for the connector (KIP-158), with the settings of the
-// first topic creation group that takes it, as Connect's
-// AbstractWorkerSourceTask.maybeCreateTopic does. Without topic creation,
-// Sluice does what Connect does: it produces, and the broker creates a
-// missing topic with its defaults if auto.create.topics.enable lets it
-// (the producers ask for that, as Java's producer does). Where Connect's
-// producer then waits for the topic forever, Sluice's fails the task after
-// a few metadata refreshes, naming the topic (see send).
+// ensureTopic creates a topic the task writes to when it is missing. With
+// topic creation on for the connector (KIP-158) it uses the settings of the
+// first topic creation group that takes the topic, as Connect's
+// AbstractWorkerSourceTask.maybeCreateTopic does. Without topic.creation.*
+// keys, Connect leaves a missing topic to the broker's auto-creation; Sluice
+// creates it with the broker's defaults itself (unless the worker's
+// topic.creation.enable is false), which is what auto-creation would give,
+// without depending on the broker allowing it. (Relying on the producer's
+// auto-creation instead was seen to lose a topic's tail on the embedded
+// broker after a kill -9: a known difference, README.md.)
 func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
-	if !p.keys.TopicCreation.Enabled || p.admin == nil {
+	if !p.keys.TopicCreation.Enabled {
+		if p.rt.opts.Worker.TopicCreationDisabled || p.rt.opts.Admin == nil {
+			return nil
+		}
+		if err := createTopic(ctx, p.rt.opts.Admin, topic, -1, -1, nil); err != nil && ctx.Err() == nil {
+			return err
+		}
+		return nil
+	}
+	if p.admin == nil {
 		return nil
 	}
 	g := p.keys.TopicCreation.GroupFor(topic)
