@@ -164,7 +164,7 @@ func TestContractRESTAPI(t *testing.T) {
 		}},
 		{"connector-plugins", nil, []contractStep{
 			{"GET /connector-plugins", f.plugins},
-			{"GET /connector-plugins?connectorsOnly=false lists no transformations, which Sluice refuses", f.noTransformations},
+			{"GET /connector-plugins?connectorsOnly=false lists the transformations a config can use", f.transformationPlugins},
 			{"GET /connector-plugins/{p}/config is a list of ConfigKeyInfo", f.pluginConfig},
 			{"PUT /connector-plugins/{p}/config/validate is ConfigInfos", f.validate},
 		}},
@@ -842,12 +842,17 @@ func (f *contractFixture) plugins(t *testing.T) {
 	}
 	body = k.getJSON(t, "/connector-plugins?connectorsOnly=false")
 	types = checkPlugins(t, "GET /connector-plugins?connectorsOnly=false", body)
+	// A converter is listed twice, as converter and header_converter: the
+	// types come from the list, not from the map by class.
 	seen := map[string]bool{}
-	for _, typ := range types {
-		seen[typ] = true
+	for _, x := range jsonArray(t, "GET /connector-plugins?connectorsOnly=false", body) {
+		if p, ok := x.(map[string]any); ok {
+			typ, _ := p["type"].(string)
+			seen[typ] = true
+		}
 	}
 	// PluginType.toString(): lower case names.
-	for _, typ := range []string{"source", "sink", "converter"} {
+	for _, typ := range []string{"source", "sink", "converter", "header_converter", "transformation", "predicate"} {
 		if !seen[typ] {
 			t.Errorf("GET /connector-plugins?connectorsOnly=false has no plugin of type %q: %s", typ, body)
 		}
@@ -857,26 +862,30 @@ func (f *contractFixture) plugins(t *testing.T) {
 	}
 }
 
-// noTransformations relies on nothing.
-func (f *contractFixture) noTransformations(t *testing.T) {
+// transformationPlugins relies on nothing.
+func (f *contractFixture) transformationPlugins(t *testing.T) {
 	k := f.k
-	// Connect adds herder.plugins().transformations() and predicates()
-	// to the full list. Sluice runs no single message transforms yet
-	// and refuses the transforms key (400 naming it), so it must not
-	// list plugins a config could not use: the list and the validation
-	// agree.
+	// Connect adds herder.plugins().transformations() and predicates() to
+	// the full list; a config can use every one listed, and a bad one is a
+	// 400 that names the key.
 	body := k.getJSON(t, "/connector-plugins?connectorsOnly=false")
-	for class, typ := range checkPlugins(t, "GET /connector-plugins?connectorsOnly=false", body) {
-		if typ == "transformation" || typ == "predicate" {
-			t.Errorf("lists %s plugin %s that no config can use", typ, class)
+	types := checkPlugins(t, "GET /connector-plugins?connectorsOnly=false", body)
+	for class, want := range map[string]string{
+		"org.apache.kafka.connect.transforms.RegexRouter":                 "transformation",
+		"org.apache.kafka.connect.transforms.Cast$Value":                  "transformation",
+		"org.apache.kafka.connect.transforms.predicates.TopicNameMatches": "predicate",
+		"org.apache.kafka.connect.storage.SimpleHeaderConverter":          "header_converter",
+	} {
+		if types[class] != want {
+			t.Errorf("GET /connector-plugins?connectorsOnly=false: %s has type %q, want %q", class, types[class], want)
 		}
 	}
 	cfg := map[string]string{"connector.class": "FileStreamSource", "file": "/tmp/x", "topic": "t",
 		"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter"}
 	code, hdr, body := k.write(t, "POST", "/connectors", connectorJSON(t, k.name("smt"), cfg))
-	expectJSON(t, "POST /connectors with transforms", code, hdr, body, http.StatusBadRequest)
-	if !strings.Contains(string(body), "transforms") {
-		t.Errorf("POST /connectors with transforms: the 400 does not name the key: %s", body)
+	expectJSON(t, "POST /connectors with a RegexRouter lacking its regex", code, hdr, body, http.StatusBadRequest)
+	if !strings.Contains(string(body), "transforms.r.regex") {
+		t.Errorf("POST /connectors with a RegexRouter lacking its regex: the 400 does not name the key: %s", body)
 	}
 }
 
