@@ -54,7 +54,7 @@ func (c *cast) Config() *connectors.ConfigDef {
 				"Maps or Structs. A single type to cast the entire value. Valid types are int8, int16, int32, " +
 				"int64, float32, float64, boolean, and string. Note that binary fields can only be cast to string.",
 			Validate: func(v string) error {
-				l := connectList(v)
+				l := javaList(v)
 				if len(l) == 0 {
 					return fmt.Errorf("Must specify at least one field to cast.")
 				}
@@ -70,7 +70,7 @@ func (c *cast) Configure(props map[string]string) error {
 	if err != nil {
 		return err
 	}
-	c.casts, c.whole, err = parseCastSpec(connectList(cfg.String(castSpecConfig)))
+	c.casts, c.whole, err = parseCastSpec(javaList(cfg.String(castSpecConfig)))
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestCastConfig(t *testing.T) {
 }
 
 func TestCastParsedSpec(t *testing.T) {
-	casts, whole, err := parseCastSpec(connectList(" a : INT8 , b:Float64 ,:string"))
+	casts, whole, err := parseCastSpec(javaList(" a : INT8 , b:Float64 ,:string"))
 	want := map[string]connectors.SchemaType{"a": connectors.Int8, "b": connectors.Float64, "": connectors.String}
 	if err != nil || whole != "" || !reflect.DeepEqual(casts, want) {
 		t.Fatalf("got %v %q %v", casts, whole, err)

@@ -18,10 +18,6 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 )
 
-// javaType is the Java name of a schema type (Schema.Type's enum name), as
-// Connect's messages print it.
-func javaType(t connectors.SchemaType) string { return strings.ToUpper(string(t)) }
-
 // checkValue is ConnectSchema.validateValue: Struct.put runs it on every
 // value it stores, so a transform that builds a struct fails where
 // Connect's does (a null in a required field, a value of the wrong type).
@@ -30,7 +26,7 @@ func javaType(t connectors.SchemaType) string { return strings.ToUpper(string(t)
 func checkValue(s *connectors.Schema, v any, at location) error {
 	if v == nil {
 		if !s.Optional {
-			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", at, javaType(s.Type))
+			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", at, typeName(s.Type))
 		}
 		return nil
 	}
@@ -39,7 +35,7 @@ func checkValue(s *connectors.Schema, v any, at location) error {
 		if s.Name != "" {
 			msg += " \"" + s.Name + "\""
 		}
-		return fmt.Errorf("%s with type %s: %s for %s", msg, javaType(s.Type), javaClass(v), at)
+		return fmt.Errorf("%s with type %s: %s for %s", msg, typeName(s.Type), javaClass(v), at)
 	}
 	switch s.Type {
 	case connectors.Struct:
@@ -58,6 +54,9 @@ func checkValue(s *connectors.Schema, v any, at location) error {
 			}
 		}
 	case connectors.Map:
+		if s.Keys == nil {
+			return fmt.Errorf("No schema defined for key of map %s", at)
+		}
 		if s.Values == nil {
 			return fmt.Errorf("No schema defined for value of map %s", at)
 		}
@@ -76,7 +75,10 @@ func checkValue(s *connectors.Schema, v any, at location) error {
 // or one with a default.
 func validateStruct(sv *connectors.StructValue) error {
 	for i, f := range sv.Schema.Fields {
-		v := sv.Values[i]
+		var v any
+		if i < len(sv.Values) {
+			v = sv.Values[i]
+		}
 		if v == nil && (f.Schema.Optional || f.Schema.Default != nil) {
 			continue
 		}
@@ -351,7 +353,7 @@ func configString(props map[string]string, key string) (string, bool) {
 func javaList(v string) []string {
 	t := javaTrim(v)
 	if t == "" {
-		return []string{}
+		return nil
 	}
 	parts := strings.Split(t, ",")
 	for i, p := range parts {

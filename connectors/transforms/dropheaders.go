@@ -23,7 +23,7 @@ func (t *dropHeaders) Config() *connectors.ConfigDef {
 
 func (t *dropHeaders) Configure(props map[string]string) error {
 	t.names = map[string]bool{}
-	for _, n := range configList(props[dropHeadersNames]) {
+	for _, n := range javaList(props[dropHeadersNames]) {
 		t.names[n] = true
 	}
 	return nil

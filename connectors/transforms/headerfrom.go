@@ -50,19 +50,19 @@ func (t *headerFrom) Config() *connectors.ConfigDef {
 			Validate: validateStringIn(headerFromMove, headerFromCopy), Recommended: []string{headerFromMove, headerFromCopy}}).
 		Define(connectors.ConfigKey{Name: headerFromReplace, Type: connectors.TypeBoolean, Default: "true", Importance: connectors.Medium,
 			Doc:      "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.",
-			Validate: validateBoolean})
+			Validate: validBool})
 }
 
 func (t *headerFrom) Configure(props map[string]string) error {
-	t.fields = configList(props[headerFromFields])
-	t.headers = configList(props[headerFromHeaders])
+	t.fields = javaList(props[headerFromFields])
+	t.headers = javaList(props[headerFromHeaders])
 	if len(t.fields) != len(t.headers) {
 		ce := &connectors.ConfigError{}
 		ce.Add(headerFromHeaders, fmt.Sprintf("'%s' config must have the same number of elements as '%s' config.", headerFromFields, headerFromHeaders))
 		return ce
 	}
-	t.operation = configTrim(props[headerFromOperation])
-	t.replaceNull = boolConfig(props, headerFromReplace, true)
+	t.operation = javaTrim(props[headerFromOperation])
+	t.replaceNull = configBool(props, headerFromReplace, true)
 	t.movedSchemas = map[*connectors.Schema]*connectors.Schema{}
 	return nil
 }

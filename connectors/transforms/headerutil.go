@@ -13,44 +13,17 @@ import (
 // Helpers of the header transforms and the predicates: Connect's ConfigDef
 // parsing of their keys, and its ConnectHeaders and Struct checks.
 
-// configTrim is how Kafka's ConfigDef reads a STRING value: trimmed of the
-// characters up to U+0020, as Java's String.trim.
-func configTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
-// configList is how ConfigDef reads a LIST value: the trimmed text split
-// at commas and the whitespace around them (Java's \s*,\s*), empty items
-// kept ("a,,b" has three), or no items when the text is blank.
-func configList(s string) []string {
-	s = configTrim(s)
-	if s == "" {
-		return nil
-	}
-	const ws = " \t\n\v\f\r"
-	items := strings.Split(s, ",")
-	for i := range items {
-		if i > 0 {
-			items[i] = strings.TrimLeft(items[i], ws)
-		}
-		if i < len(items)-1 {
-			items[i] = strings.TrimRight(items[i], ws)
-		}
-	}
-	return items
-}
-
 // Validators with Connect's words (ConfigDef's and the transforms').
 
 func validateNonEmptyList(v string) error {
-	if len(configList(v)) == 0 {
+	if len(javaList(v)) == 0 {
 		return fmt.Errorf("Empty list")
 	}
 	return nil
 }
 
 func validateNonEmptyString(v string) error {
-	if configTrim(v) == "" {
+	if javaTrim(v) == "" {
 		return fmt.Errorf("String must be non-empty")
 	}
 	return nil
@@ -59,31 +32,12 @@ func validateNonEmptyString(v string) error {
 func validateStringIn(allowed ...string) func(string) error {
 	return func(v string) error {
 		for _, a := range allowed {
-			if configTrim(v) == a {
+			if javaTrim(v) == a {
 				return nil
 			}
 		}
 		return fmt.Errorf("String must be one of: %s", strings.Join(allowed, ", "))
 	}
-}
-
-// validateBoolean refuses what ConfigDef refuses for a BOOLEAN, the empty
-// value included (which Sluice's ConfigDef lets through).
-func validateBoolean(v string) error {
-	switch strings.ToLower(configTrim(v)) {
-	case "true", "false":
-		return nil
-	}
-	return fmt.Errorf("Expected value to be either true or false")
-}
-
-// boolConfig reads a BOOLEAN validated by validateBoolean, def when absent.
-func boolConfig(props map[string]string, key string, def bool) bool {
-	v, ok := props[key]
-	if !ok {
-		return def
-	}
-	return strings.EqualFold(configTrim(v), "true")
 }
 
 // isJavaNull reports whether v is Java's null: nil, or a nil pointer,

@@ -34,13 +34,13 @@ func (t *insertHeader) Config() *connectors.ConfigDef {
 }
 
 func (t *insertHeader) Configure(props map[string]string) error {
-	schema, value, err := converters.ParseValue(configTrim(props[insertHeaderLiteral]))
+	schema, value, err := converters.ParseValue(javaTrim(props[insertHeaderLiteral]))
 	if err != nil {
 		ce := &connectors.ConfigError{}
 		ce.Add(insertHeaderLiteral, err.Error())
 		return ce
 	}
-	t.header = connectors.Header{Key: configTrim(props[insertHeaderName]), Schema: schema, Value: value}
+	t.header = connectors.Header{Key: javaTrim(props[insertHeaderName]), Schema: schema, Value: value}
 	return nil
 }
 

@@ -40,12 +40,12 @@ func validateTopicPattern(v string) error {
 	if err := validateNonEmptyString(v); err != nil {
 		return err
 	}
-	_, err := compileJavaRegex(configTrim(v))
+	_, err := compileJavaRegex(javaTrim(v))
 	return err
 }
 
 func (p *topicNameMatches) Configure(props map[string]string) error {
-	re, err := compileJavaRegex(configTrim(props[topicNamePattern]))
+	re, err := compileJavaRegex(javaTrim(props[topicNamePattern]))
 	if err != nil {
 		ce := &connectors.ConfigError{}
 		ce.Add(topicNamePattern, err.Error())
@@ -78,7 +78,7 @@ func (p *hasHeaderKey) Config() *connectors.ConfigDef {
 }
 
 func (p *hasHeaderKey) Configure(props map[string]string) error {
-	p.name = configTrim(props[hasHeaderKeyName])
+	p.name = javaTrim(props[hasHeaderKeyName])
 	return nil
 }
 

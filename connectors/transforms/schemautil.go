@@ -2,10 +2,7 @@ package transforms
 
 import (
 	"fmt"
-	"math/big"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/sluice-io/sluice/connectors"
 )
@@ -68,7 +65,7 @@ func addField(s *connectors.Schema, name string, fs *connectors.Schema) error {
 // value of the schema being built (its name included: a logical type's
 // default must be of the logical type's Go type).
 func setDefault(s *connectors.Schema, v any) error {
-	if err := validateValue(s, v, "value"); err != nil {
+	if err := checkValue(s, v, location{}); err != nil {
 		return &causedError{msg: "Invalid default value", cause: err}
 	}
 	s.Default = v
@@ -124,7 +121,7 @@ func structGetWithoutDefault(v *connectors.StructValue, name string) (any, error
 // field i's schema before it is set.
 func structPut(v *connectors.StructValue, i int, val any) error {
 	f := v.Schema.Fields[i]
-	if err := validateValue(f.Schema, val, `field: "`+f.Name+`"`); err != nil {
+	if err := checkValue(f.Schema, val, fieldLocation(f.Name)); err != nil {
 		return err
 	}
 	v.Values[i] = val
@@ -138,92 +135,6 @@ func structPutName(v *connectors.StructValue, name string, val any) error {
 		return err
 	}
 	return structPut(v, i, val)
-}
-
-// structValidate is Struct.validate: every field holds a valid value, a
-// null being allowed for an optional field or one with a default.
-func structValidate(v *connectors.StructValue) error {
-	for i, f := range v.Schema.Fields {
-		var val any
-		if i < len(v.Values) {
-			val = v.Values[i]
-		}
-		if val == nil && (f.Schema.Optional || f.Schema.Default != nil) {
-			continue
-		}
-		if err := validateValue(f.Schema, val, `field: "`+f.Name+`"`); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validateValue is ConnectSchema.validateValue: v must be of the Go type
-// of s (its logical type's, when s is named after one), null only when s
-// is optional, and so must what it contains. location names v in the
-// message ("value", `field: "f"`). Unlike Connect it does not check a
-// map's keys: Sluice's maps are keyed by strings whatever the key schema.
-func validateValue(s *connectors.Schema, v any, location string) error {
-	if v == nil {
-		if !s.Optional {
-			return fmt.Errorf("Invalid value: null used for required %s, schema type: %s", location, typeName(s.Type))
-		}
-		return nil
-	}
-	if !isValueOf(s, v) {
-		msg := "Invalid Java object for schema"
-		if s.Name != "" {
-			msg += ` "` + s.Name + `"`
-		}
-		return fmt.Errorf("%s with type %s: %s for %s", msg, typeName(s.Type), javaClass(v), location)
-	}
-	switch s.Type {
-	case connectors.Struct:
-		sv := v.(*connectors.StructValue)
-		if !schemasEqual(sv.Schema, s) {
-			return fmt.Errorf("Struct schemas do not match.")
-		}
-		return structValidate(sv)
-	case connectors.Array:
-		at := "element of array " + location
-		if s.Items == nil {
-			return fmt.Errorf("No schema defined for %s", at)
-		}
-		for _, e := range v.([]any) {
-			if err := validateValue(s.Items, e, at); err != nil {
-				return err
-			}
-		}
-	case connectors.Map:
-		if s.Keys == nil {
-			return fmt.Errorf("No schema defined for key of map %s", location)
-		}
-		at := "value of map " + location
-		if s.Values == nil {
-			return fmt.Errorf("No schema defined for %s", at)
-		}
-		for _, e := range v.(map[string]any) {
-			if err := validateValue(s.Values, e, at); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// isValueOf reports whether v has the Go type of schema s, as Connect's
-// expectedClassesFor does for Java classes.
-func isValueOf(s *connectors.Schema, v any) bool {
-	switch s.Name {
-	case connectors.DecimalLogical:
-		_, ok := v.(*big.Rat)
-		return ok
-	case connectors.DateLogical, connectors.TimeLogical, connectors.TimestampLogical:
-		_, ok := v.(time.Time)
-		return ok
-	}
-	t, ok := schemaTypeOf(v)
-	return ok && t == s.Type
 }
 
 // schemaTypeOf is ConnectSchema.schemaType(value.getClass()): the schema
@@ -269,18 +180,4 @@ func javaClass(v any) string {
 		return "null"
 	}
 	return "class " + className(v)
-}
-
-// listSeparator is ConfigDef's COMMA_WITH_WHITESPACE (Java's \s).
-var listSeparator = regexp.MustCompile(`[ \t\n\x0B\f\r]*,[ \t\n\x0B\f\r]*`)
-
-// connectList parses a LIST config value as Connect's ConfigDef does: the
-// trimmed value split at commas, empty elements kept ("a,,b" has three),
-// and an empty value an empty list.
-func connectList(v string) []string {
-	v = javaTrim(v)
-	if v == "" {
-		return nil
-	}
-	return listSeparator.Split(v, -1)
 }

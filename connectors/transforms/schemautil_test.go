@@ -282,7 +282,7 @@ func TestValidateValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := validateValue(c.s, c.v, "value")
+			err := checkValue(c.s, c.v, location{})
 			if got := errString(err); got != c.wantErr {
 				t.Fatalf("got %q, want %q", got, c.wantErr)
 			}
@@ -378,8 +378,8 @@ func TestConnectList(t *testing.T) {
 		"a\t,\x0bb":   {"a", "b"},
 		"a , b c , d": {"a", "b c", "d"},
 	} {
-		if got := connectList(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("connectList(%q) = %q, want %q", in, got, want)
+		if got := javaList(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("javaList(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

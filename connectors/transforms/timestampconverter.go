@@ -274,9 +274,9 @@ func timestampTypeOf(s *connectors.Schema) (string, error) {
 // schemaString is ConnectSchema.toString.
 func schemaString(s *connectors.Schema) string {
 	if s.Name != "" {
-		return "Schema{" + s.Name + ":" + javaType(s.Type) + "}"
+		return "Schema{" + s.Name + ":" + typeName(s.Type) + "}"
 	}
-	return "Schema{" + javaType(s.Type) + "}"
+	return "Schema{" + typeName(s.Type) + "}"
 }
 
 // convert converts a timestamp of type from ("" to infer it from the Go

@@ -33,7 +33,7 @@ func (t *valueToKey) Config() *connectors.ConfigDef {
 			Doc: "Field names on the record value to extract as the record key.",
 			// Connect's NonEmptyListValidator.
 			Validate: func(v string) error {
-				if len(connectList(v)) == 0 {
+				if len(javaList(v)) == 0 {
 					return fmt.Errorf("Empty list")
 				}
 				return nil
@@ -47,7 +47,7 @@ func (t *valueToKey) Configure(props map[string]string) error {
 	if err != nil {
 		return err
 	}
-	t.fields = connectList(cfg.String(valueToKeyFieldsConfig))
+	t.fields = javaList(cfg.String(valueToKeyFieldsConfig))
 	t.replaceNull = cfg.Bool(replaceNullConfig)
 	t.cache = schemaCache{}
 	return nil
