@@ -171,11 +171,15 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
 	if p.chain != nil {
-		var out *connectors.SourceRecord
-		err := retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
-			out, err = transformSource(p.chain, &p.scratch, rec)
-			return err
-		})
+		out, err := transformSource(p.chain, &p.scratch, rec)
+		if connectors.IsRetriable(err) {
+			// Only a retriable failure goes through the retries: the
+			// common path allocates no closure.
+			err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+				out, err = transformSource(p.chain, &p.scratch, rec)
+				return err
+			})
+		}
 		if err != nil {
 			return p.failed(ctx, e, rec, err)
 		}
