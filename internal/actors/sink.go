@@ -299,11 +299,15 @@ func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.
 	if err != nil || p.chain == nil {
 		return sr, err
 	}
-	var out *connectors.SinkRecord
-	err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
-		out, err = transformSink(p.chain, sr)
-		return err
-	})
+	// Only a retriable failure goes through the retries: the common path
+	// allocates no closure.
+	out, err := transformSink(p.chain, sr)
+	if connectors.IsRetriable(err) {
+		err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+			out, err = transformSink(p.chain, sr)
+			return err
+		})
+	}
 	return out, err
 }
 

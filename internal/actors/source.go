@@ -28,11 +28,13 @@ type sourcePipeline struct {
 	producer *kgo.Client
 	admin    *kadm.Client // creates topics; nil when there is none
 
-	tracker   *offsetTracker
-	scratch   connectors.Record // the record the transforms work on (stage.go)
-	topics    map[string]bool   // topics known to exist
-	active    *taskTopics       // topics recorded as used (topics.go)
-	lastFlush time.Time
+	tracker *offsetTracker
+	scratch connectors.Record // the record the transforms work on (stage.go)
+	// transformed is the record the transforms made, until converted.
+	transformed connectors.SourceRecord
+	topics      map[string]bool // topics known to exist
+	active      *taskTopics     // topics recorded as used (topics.go)
+	lastFlush   time.Time
 }
 
 // pollTimeout bounds one Poll, so pauses, stops and flushes are never late
@@ -171,12 +173,12 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
 	if p.chain != nil {
-		out, err := transformSource(p.chain, &p.scratch, rec)
+		out, err := transformSource(p.chain, &p.scratch, &p.transformed, rec)
 		if connectors.IsRetriable(err) {
 			// Only a retriable failure goes through the retries: the
 			// common path allocates no closure.
 			err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
-				out, err = transformSource(p.chain, &p.scratch, rec)
+				out, err = transformSource(p.chain, &p.scratch, &p.transformed, rec)
 				return err
 			})
 		}

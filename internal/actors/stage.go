@@ -39,29 +39,31 @@ func stageOf(err error, valueClass string) (stage, class string) {
 
 // transformSource runs a source record through the chain, in scratch (a
 // Record the pipeline reuses: the chain keeps none), and returns the
-// transformed record, nil when a transform dropped it. The source
+// transformed record, written into out (also reused: the pipeline is done
+// with it once the record is converted), nil when a transform dropped it. The source
 // partition and offset stay the polled record's: they say what the task
 // has read, whatever became of it. rec itself is left as polled, so that
 // a retry starts from it again.
-func transformSource(chain *transform.Chain, scratch *connectors.Record, rec *connectors.SourceRecord) (*connectors.SourceRecord, error) {
+func transformSource(chain *transform.Chain, scratch *connectors.Record, out *connectors.SourceRecord, rec *connectors.SourceRecord) (*connectors.SourceRecord, error) {
 	*scratch = connectors.Record{
 		Topic: rec.Topic, KafkaPartition: rec.KafkaPartition,
 		KeySchema: rec.KeySchema, Key: rec.Key, ValueSchema: rec.ValueSchema, Value: rec.Value,
 		Timestamp: rec.Timestamp, Headers: rec.Headers,
 	}
-	out, err := chain.Apply(scratch)
+	r, err := chain.Apply(scratch)
 	if err != nil {
 		return nil, transformErr(err)
 	}
-	if out == nil {
+	if r == nil {
 		return nil, nil
 	}
-	return &connectors.SourceRecord{
+	*out = connectors.SourceRecord{
 		Partition: rec.Partition, Offset: rec.Offset,
-		Topic: out.Topic, KafkaPartition: out.KafkaPartition,
-		KeySchema: out.KeySchema, Key: out.Key, ValueSchema: out.ValueSchema, Value: out.Value,
-		Headers: out.Headers, Timestamp: out.Timestamp,
-	}, nil
+		Topic: r.Topic, KafkaPartition: r.KafkaPartition,
+		KeySchema: r.KeySchema, Key: r.Key, ValueSchema: r.ValueSchema, Value: r.Value,
+		Headers: r.Headers, Timestamp: r.Timestamp,
+	}
+	return out, nil
 }
 
 // transformSink runs a consumed record through the chain; nil when a
