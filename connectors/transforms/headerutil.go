@@ -2,10 +2,8 @@ package transforms
 
 import (
 	"fmt"
-	"math/big"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/sluice-io/sluice/connectors"
 )
@@ -79,60 +77,10 @@ func checkHeaderValue(s *connectors.Schema, v any) error {
 		}
 		return nil
 	}
-	if !goTypeOfSchema(s, v) {
+	if !goTypeFits(s, v) {
 		return fmt.Errorf("The value %v is not compatible with the schema %s", v, connectSchemaString(s))
 	}
 	return nil
-}
-
-// goTypeOfSchema reports whether v has the Go type of values of s's type
-// (connectors/schema.go), a logical type's included.
-func goTypeOfSchema(s *connectors.Schema, v any) bool {
-	switch v.(type) {
-	case time.Time:
-		return s.Name == connectors.DateLogical || s.Name == connectors.TimeLogical || s.Name == connectors.TimestampLogical
-	case *big.Rat:
-		return s.Name == connectors.DecimalLogical
-	}
-	switch s.Type {
-	case connectors.Int8:
-		_, ok := v.(int8)
-		return ok
-	case connectors.Int16:
-		_, ok := v.(int16)
-		return ok
-	case connectors.Int32:
-		_, ok := v.(int32)
-		return ok
-	case connectors.Int64:
-		_, ok := v.(int64)
-		return ok
-	case connectors.Float32:
-		_, ok := v.(float32)
-		return ok
-	case connectors.Float64:
-		_, ok := v.(float64)
-		return ok
-	case connectors.Boolean:
-		_, ok := v.(bool)
-		return ok
-	case connectors.String:
-		_, ok := v.(string)
-		return ok
-	case connectors.Bytes:
-		_, ok := v.([]byte)
-		return ok
-	case connectors.Array:
-		_, ok := v.([]any)
-		return ok
-	case connectors.Map:
-		_, ok := v.(map[string]any)
-		return ok
-	case connectors.Struct:
-		_, ok := v.(*connectors.StructValue)
-		return ok
-	}
-	return false
 }
 
 // checkFieldValue is what Connect's Struct.put checks of a value
@@ -152,7 +100,7 @@ func checkConnectValue(s *connectors.Schema, v any, location string) error {
 		}
 		return nil
 	}
-	if !goTypeOfSchema(s, v) {
+	if !goTypeFits(s, v) {
 		name := ""
 		if s.Name != "" {
 			name = fmt.Sprintf(" %q", s.Name)
