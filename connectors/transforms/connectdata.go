@@ -117,34 +117,9 @@ func goTypeFits(s *connectors.Schema, v any) bool {
 		_, ok := v.(time.Time)
 		return ok
 	}
-	var ok bool
-	switch s.Type {
-	case connectors.Int8:
-		_, ok = v.(int8)
-	case connectors.Int16:
-		_, ok = v.(int16)
-	case connectors.Int32:
-		_, ok = v.(int32)
-	case connectors.Int64:
-		_, ok = v.(int64)
-	case connectors.Float32:
-		_, ok = v.(float32)
-	case connectors.Float64:
-		_, ok = v.(float64)
-	case connectors.Boolean:
-		_, ok = v.(bool)
-	case connectors.String:
-		_, ok = v.(string)
-	case connectors.Bytes:
-		_, ok = v.([]byte)
-	case connectors.Array:
-		_, ok = v.([]any)
-	case connectors.Map:
-		_, ok = v.(map[string]any)
-	case connectors.Struct:
-		_, ok = v.(*connectors.StructValue)
-	}
-	return ok
+	// Otherwise the value's own schema type must be s's (schemaTypeOf).
+	t, ok := schemaTypeOf(v)
+	return ok && t == s.Type
 }
 
 // putField stores v in field i of out after checkValue, as Struct.put.
