@@ -3,6 +3,7 @@ package connectors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,34 @@ func TestStructValueFieldsBySchema(t *testing.T) {
 	v.MustSet("a", int32(3))
 	if v.Get("a") != int32(3) || v.Get("b") != nil || v.Validate() != nil {
 		t.Fatalf("struct %+v", v.Values)
+	}
+}
+
+// NewStruct packs small structs into one allocation; whatever the size,
+// the values are the schema's length, start null, and cannot grow into
+// memory another struct uses.
+func TestNewStructSizes(t *testing.T) {
+	for _, n := range []int{0, 1, 4, 5, 8, 9, 16, 17, 40} {
+		fields := make([]Field, n)
+		for i := range fields {
+			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Schema: Int32Schema}
+		}
+		s := StructSchema("s", fields...)
+		v := NewStruct(s)
+		if v.Schema != s || len(v.Values) != n || cap(v.Values) != n {
+			t.Fatalf("%d fields: schema %p (want %p), len %d cap %d", n, v.Schema, s, len(v.Values), cap(v.Values))
+		}
+		for i, x := range v.Values {
+			if x != nil {
+				t.Fatalf("%d fields: value %d is %v, want null", n, i, x)
+			}
+		}
+		if n > 0 {
+			w := NewStruct(s)
+			v.Values[n-1] = int32(1)
+			if w.Values[n-1] != nil {
+				t.Fatalf("%d fields: two structs share their values", n)
+			}
+		}
 	}
 }

@@ -108,8 +108,37 @@ type StructValue struct {
 }
 
 // NewStruct returns an empty struct of schema s.
+//
+// A struct of up to 16 fields is one allocation, the StructValue and its
+// values side by side, not two: transforms that rebuild a struct per
+// record (InsertField, ReplaceField, Cast, ...) spend most of their time
+// allocating. Values' capacity is its length, so an append copies it out.
 func NewStruct(s *Schema) *StructValue {
-	return &StructValue{Schema: s, Values: make([]any, len(s.Fields))}
+	n := len(s.Fields)
+	switch {
+	case n <= 4:
+		b := new(struct {
+			v StructValue
+			a [4]any
+		})
+		b.v = StructValue{Schema: s, Values: b.a[:n:n]}
+		return &b.v
+	case n <= 8:
+		b := new(struct {
+			v StructValue
+			a [8]any
+		})
+		b.v = StructValue{Schema: s, Values: b.a[:n:n]}
+		return &b.v
+	case n <= 16:
+		b := new(struct {
+			v StructValue
+			a [16]any
+		})
+		b.v = StructValue{Schema: s, Values: b.a[:n:n]}
+		return &b.v
+	}
+	return &StructValue{Schema: s, Values: make([]any, n)}
 }
 
 // Set assigns a field by name. Setting a field the schema lacks is an error.

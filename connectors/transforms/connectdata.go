@@ -132,6 +132,22 @@ func putField(out *connectors.StructValue, i int, v any) error {
 	return nil
 }
 
+// copyField is putField(out, i, fieldValue(in, j, withDefault)): field j
+// of in copied into field i of out, as InsertField and ReplaceField copy
+// the fields they keep. A non-null value moving between fields of the very
+// same schema skips Struct.put's check: Connect checked it when it was put
+// into in, a struct of that schema, and checking it again per record and
+// per transform is most of these transforms' cost. Nulls are still checked
+// (a Connect Struct may hold null in a required field until validated, and
+// put refuses it), and so is every value whose field schema changed.
+func copyField(out *connectors.StructValue, i int, in *connectors.StructValue, j int, withDefault bool) error {
+	if x := in.Values[j]; x != nil && out.Schema.Fields[i].Schema == in.Schema.Fields[j].Schema {
+		out.Values[i] = x
+		return nil
+	}
+	return putField(out, i, fieldValue(in, j, withDefault))
+}
+
 // fieldValue reads field i of v: with withDefault, a null gives the field's
 // default, as Struct.get; without, the stored value, as getWithoutDefault
 // (replace.null.with.default=false).

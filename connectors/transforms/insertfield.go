@@ -77,7 +77,9 @@ func (s *insertionSpec) schema(optional, required *connectors.Schema) *connector
 type insertField struct {
 	part
 	topic, partition, offset, timestamp, static *insertionSpec
-	staticValue                                 string
+	// staticValue is boxed once, at Configure: boxing the string per
+	// record would allocate.
+	staticValue                                 any
 	replaceNullWithDefault                      bool
 	cache                                       schemaCache
 }
@@ -90,8 +92,8 @@ func (t *insertField) Configure(props map[string]string) error {
 	t.offset = parseInsertionSpec(props, insertOffsetField)
 	t.timestamp = parseInsertionSpec(props, insertTimestampField)
 	t.static = parseInsertionSpec(props, insertStaticField)
-	var hasStatic bool
-	t.staticValue, hasStatic = configString(props, insertStaticValue)
+	static, hasStatic := configString(props, insertStaticValue)
+	t.staticValue = static
 	t.replaceNullWithDefault = configBool(props, "replace.null.with.default", true)
 	if t.topic == nil && t.partition == nil && t.offset == nil && t.timestamp == nil && t.static == nil {
 		return errors.New("No field insertion configured")
@@ -163,7 +165,7 @@ func (t *insertField) applyWithSchema(r *connectors.Record) (*connectors.Record,
 	}
 	out := connectors.NewStruct(schema)
 	for i := range v.Schema.Fields {
-		if err := putField(out, i, fieldValue(v, i, t.replaceNullWithDefault)); err != nil {
+		if err := copyField(out, i, v, i, t.replaceNullWithDefault); err != nil {
 			return nil, err
 		}
 	}

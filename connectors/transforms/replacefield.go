@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,10 @@ type replaceField struct {
 	from struct {
 		in, out *connectors.Schema
 		index   []int
+		// renameOnly: out has in's fields, in order, with the same
+		// schemas (at most renamed), so a struct of in holds valid values
+		// of out as they stand.
+		renameOnly bool
 	}
 }
 
@@ -63,10 +68,12 @@ func (t *replaceField) sources(in, out *connectors.Schema) []int {
 		return t.from.index
 	}
 	index := make([]int, len(out.Fields))
+	renameOnly := len(in.Fields) == len(out.Fields)
 	for i, f := range out.Fields {
 		index[i], _ = in.Field(t.reverseRenamed(f.Name))
+		renameOnly = renameOnly && index[i] == i && in.Fields[i].Schema == f.Schema
 	}
-	t.from.in, t.from.out, t.from.index = in, out, index
+	t.from.in, t.from.out, t.from.index, t.from.renameOnly = in, out, index, renameOnly
 	return index
 }
 
@@ -203,12 +210,19 @@ func (t *replaceField) applyWithSchema(r *connectors.Record) (*connectors.Record
 		schema = b.s
 		t.cache.put(v.Schema, schema)
 	}
+	src := t.sources(v.Schema, schema)
+	if t.from.renameOnly && !slices.Contains(v.Values, nil) {
+		// Only names change and no value is null (a null would need
+		// its default or its check): the output shares the input's
+		// values, which no transform changes in place (connectors.Transform).
+		return t.with(r, schema, &connectors.StructValue{Schema: schema, Values: v.Values}), nil
+	}
 	out := connectors.NewStruct(schema)
-	for i, j := range t.sources(v.Schema, schema) {
+	for i, j := range src {
 		if j < 0 {
 			return nil, &missingFieldError{t.reverseRenamed(schema.Fields[i].Name)}
 		}
-		if err := putField(out, i, fieldValue(v, j, t.replaceNullWithDefault)); err != nil {
+		if err := copyField(out, i, v, j, t.replaceNullWithDefault); err != nil {
 			return nil, err
 		}
 	}
