@@ -14,9 +14,9 @@ import (
 
 // taskRun is one incarnation of a task's pipeline, run on its own goroutine.
 type taskRun struct {
-	rt         *Runtime
-	id         connectors.TaskID
-	setup      *setup // the connector config, as stored
+	rt    *Runtime
+	id    connectors.TaskID
+	setup *setup // the connector config, as stored
 	// taskConfig is the task config as stored, with its placeholders;
 	// run resolves it before the task opens with it.
 	taskConfig map[string]string

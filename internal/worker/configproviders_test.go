@@ -24,8 +24,8 @@ func TestWorkerKeysResolveThroughConfigProviders(t *testing.T) {
 		"config.providers":                          "file",
 		"config.providers.file.class":               configprovider.FileClass,
 		"config.providers.file.param.allowed.paths": dir,
-		"group.id":                                  "${file:" + file + ":group}",
-		"offset.flush.interval.ms":                  "${file:" + file + ":flush}",
+		"group.id":                 "${file:" + file + ":group}",
+		"offset.flush.interval.ms": "${file:" + file + ":flush}",
 		// Not listed in config.providers: ignored with a log line.
 		"config.providers.vault.class": "com.example.VaultConfigProvider",
 	}
