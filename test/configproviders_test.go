@@ -79,7 +79,7 @@ func TestConfigProviderKeepsThePostgresPasswordSecret(t *testing.T) {
 	// connector will get it) and hides the password.
 	withName := maps.Clone(config)
 	withName["name"] = "pg-secret"
-	code, body := mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", mustJSON(t, withName))
+	code, body := mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", compactJSON(withName))
 	validate := string(body)
 	if code != http.StatusOK || validatedValue(t, body, "connection.password") != "[hidden]" || validateErrors(t, body) != 0 {
 		t.Fatalf("validate: %d %s; want no errors and the password [hidden]", code, body)
@@ -132,7 +132,7 @@ func TestConfigProviderKeepsThePostgresPasswordSecret(t *testing.T) {
 	// as written, as in Connect: the validation shows it unresolved.
 	unknown := map[string]string{"connector.class": "JdbcSourceConnector", "connection.url": config["connection.url"],
 		"connection.user": "${vault:secret/db:user}", "mode": "bulk"}
-	_, body = mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", mustJSON(t, unknown))
+	_, body = mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", compactJSON(unknown))
 	if got := validatedValue(t, body, "connection.user"); got != "${vault:secret/db:user}" {
 		t.Errorf("an undefined provider's placeholder became %q, want it as written", got)
 	}
@@ -140,7 +140,7 @@ func TestConfigProviderKeepsThePostgresPasswordSecret(t *testing.T) {
 	// provider and the path.
 	missing := maps.Clone(config)
 	missing["connection.password"] = "${file:" + filepath.Join(secrets, "missing.properties") + ":pg.password}"
-	_, body = mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", mustJSON(t, missing))
+	_, body = mustSend(t, "PUT", base+"/connector-plugins/JdbcSourceConnector/config/validate", compactJSON(missing))
 	if errs := validatedErrors(t, body, "connection.password"); !strings.Contains(errs, `config provider "file"`) || !strings.Contains(errs, "missing.properties") {
 		t.Errorf("an unreadable secrets file: errors %q, want the provider and the path named", errs)
 	}
@@ -195,14 +195,6 @@ func writeTestFile(t *testing.T, path, body string) {
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // validation is the part of a validate answer the tests read.
