@@ -1,6 +1,7 @@
 package configprovider
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -69,11 +70,12 @@ func TestTransformResolvesFileDirectoryAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var logged bytes.Buffer
 	tr := NewTransformer(map[string]Provider{
 		"file": NewFileProvider(nil),
 		"dir":  NewDirectoryProvider(nil),
 		"env":  NewEnvVarProvider([]string{"SLUICE_TEST_A=alpha", "OTHER=hidden", "SLUICE_TEST_EQ=a=b"}, re),
-	}, zerolog.Nop())
+	}, zerolog.New(&logged))
 	in := map[string]string{
 		"connection.password": "${file:" + props + ":pg.password}",
 		"connection.user":     "${file:" + props + ":user}",
@@ -109,6 +111,15 @@ func TestTransformResolvesFileDirectoryAndEnv(t *testing.T) {
 	}
 	if in["connection.password"] == secret {
 		t.Error("Transform changed its input")
+	}
+	// What stays as written is logged, by key and placeholder, never a value.
+	for _, want := range []string{`"key":"unknown.provider","placeholder":"${vault:/x:y}"`, `"key":"missing.key"`, `"key":"env.unmatched"`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, logged.String())
+		}
+	}
+	if strings.Contains(logged.String(), secret) {
+		t.Errorf("the log shows the secret:\n%s", logged.String())
 	}
 }
 

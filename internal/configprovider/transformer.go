@@ -102,6 +102,9 @@ func (t *Transformer) Transform(config map[string]string) (map[string]string, er
 		for _, v := range variables(value) {
 			loc := location{v.provider, v.path}
 			if _, ok := t.providers[v.provider]; !ok {
+				// Connect leaves it alone; say so, for it may be a typo.
+				t.log.Warn().Str("key", name).Str("placeholder", v.text).Strs("config_providers", t.Names()).
+					Msg("a placeholder names no configured config provider; it stays as written, as in Kafka Connect")
 				continue
 			}
 			if !slices.Contains(wanted[loc], v.key) {
@@ -137,10 +140,7 @@ func (t *Transformer) Transform(config map[string]string) (map[string]string, er
 			v := variables(text)[0]
 			data, ok := found[location{v.provider, v.path}]
 			if !ok {
-				// Not a configured provider: Connect leaves it alone.
-				t.log.Warn().Str("key", name).Str("placeholder", text).Strs("config_providers", t.Names()).
-					Msg("a placeholder names no configured config provider; it stays as written, as in Kafka Connect")
-				return text
+				return text // not a configured provider (logged above)
 			}
 			resolved, ok := data[v.key]
 			if !ok {
