@@ -29,7 +29,7 @@ const fileProviderClass = "org.apache.kafka.common.config.provider.FileConfigPro
 // reached the database as written. Then the secret must appear nowhere:
 // not in the config topic, read whole (connector and task configs keep the
 // placeholder), not in any REST answer (config, info, tasks, status, the
-// expanded list, validate), not in the worker's log.
+// expanded list, validate) or admin command, not in the worker's log.
 func TestConfigProviderKeepsThePostgresPasswordSecret(t *testing.T) {
 	pg := pgtest.Start(t)
 	secret := "pw-" + randomHex(t, 12)
@@ -114,6 +114,19 @@ func TestConfigProviderKeepsThePostgresPasswordSecret(t *testing.T) {
 	for what, text := range answers {
 		if strings.Contains(text, secret) {
 			t.Errorf("REST %s shows the secret: %s", what, text)
+		}
+	}
+
+	// The admin commands read the same configs, over the actor cluster.
+	cli := admin{t: t, join: bind, cluster: c.name}
+	for _, args := range [][]string{{"connectors", "get", "pg-secret", "-o", "json"}, {"connectors", "status", "pg-secret", "-o", "json"},
+		{"connectors", "list", "--expand", "-o", "json"}} {
+		out := cli.must(args...)
+		if strings.Contains(out, secret) {
+			t.Errorf("sluice %s shows the secret: %s", strings.Join(args, " "), out)
+		}
+		if args[1] == "get" && !strings.Contains(out, "${file:") {
+			t.Errorf("sluice %s does not show the placeholder: %s", strings.Join(args, " "), out)
 		}
 	}
 
