@@ -21,13 +21,15 @@ func TestWorkerKeysResolveThroughConfigProviders(t *testing.T) {
 	}
 	props := map[string]string{
 		"bootstrap.servers":                         "k:9092",
-		"config.providers":                          "file",
 		"config.providers.file.class":               configprovider.FileClass,
 		"config.providers.file.param.allowed.paths": dir,
 		"group.id":                 "${file:" + file + ":group}",
 		"offset.flush.interval.ms": "${file:" + file + ":flush}",
 		// Not listed in config.providers: ignored with a log line.
 		"config.providers.vault.class": "com.example.VaultConfigProvider",
+		// A name with a dot is a name like another.
+		"config.providers":              "file,my.env",
+		"config.providers.my.env.class": configprovider.EnvVarClass,
 	}
 	c, err := resolve(t, Config{Props: props})
 	if err != nil {
@@ -39,7 +41,7 @@ func TestWorkerKeysResolveThroughConfigProviders(t *testing.T) {
 	if props["group.id"] != "${file:"+file+":group}" {
 		t.Errorf("the caller's Props changed: %q", props["group.id"])
 	}
-	if c.providers == nil || strings.Join(c.providers.Names(), ",") != "file" {
+	if c.providers == nil || strings.Join(c.providers.Names(), ",") != "file,my.env" {
 		t.Errorf("providers for connectors: %v", c.providers.Names())
 	}
 	r := classifyKeys(props)

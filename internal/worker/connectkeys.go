@@ -195,10 +195,14 @@ func unlistedProvider(k string, props map[string]string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	name, _, _ := strings.Cut(rest, ".")
-	if slices.Contains(configprovider.ListedProviders(props), name) {
-		return "", false
+	// A name may hold dots (config.providers=my.vault): a key belongs to
+	// a listed name it starts with.
+	for _, name := range configprovider.ListedProviders(props) {
+		if strings.HasPrefix(rest, name+".") {
+			return "", false
+		}
 	}
+	name, _, _ := strings.Cut(rest, ".")
 	return fmt.Sprintf("config.providers does not list the provider %q (it lists %q), so it is not built, as in Kafka Connect", name, strings.TrimSpace(props[configprovider.ProvidersKey])), true
 }
 
