@@ -362,3 +362,38 @@ func TestReverseTransformPutsPlaceholdersBack(t *testing.T) {
 		t.Error("ReverseTransform changed its input")
 	}
 }
+
+// FuzzTransform: whatever a value holds, Transform does not panic, leaves
+// text outside placeholders as it was, and replaces a placeholder of a
+// provider that holds its key by the key's value only.
+func FuzzTransform(f *testing.F) {
+	for _, seed := range []string{"${env:A}", "x${env:A}y${env:B}", "${env:/p:A}", "${}", "${:}", "${env:}", "$${env:A}}", "${a:b:c:d}", "plain", "${env:A", "}{${env:A}$"} {
+		f.Add(seed)
+	}
+	tr := NewTransformer(map[string]Provider{"env": NewEnvVarProvider([]string{"A=[a]", "B=[b]"}, nil)}, zerolog.Nop())
+	f.Fuzz(func(t *testing.T, value string) {
+		got, err := tr.Transform(map[string]string{"k": value})
+		if err != nil {
+			// Only a path given to the environment provider is an error.
+			if !strings.Contains(err.Error(), "a path is not supported") {
+				t.Fatalf("%q: %v", value, err)
+			}
+			return
+		}
+		want := variablePattern.ReplaceAllStringFunc(value, func(text string) string {
+			switch v := variables(text)[0]; {
+			case v.provider == "env" && v.path == "" && v.key == "A":
+				return "[a]"
+			case v.provider == "env" && v.path == "" && v.key == "B":
+				return "[b]"
+			}
+			return text
+		})
+		if got["k"] != want {
+			t.Fatalf("%q became %q, want %q", value, got["k"], want)
+		}
+		if !strings.Contains(value, "${") && got["k"] != value {
+			t.Fatalf("%q without a placeholder became %q", value, got["k"])
+		}
+	})
+}
