@@ -22,6 +22,10 @@ const (
 	TypeClass    ConfigType = "CLASS"
 )
 
+// HiddenValue stands for a PASSWORD value wherever a config is shown, as
+// Connect's Password.toString.
+const HiddenValue = "[hidden]"
+
 // Importance is Connect's importance of a config key.
 type Importance string
 
@@ -126,11 +130,17 @@ func (d *ConfigDef) Validate(props map[string]string) []ConfigValue {
 			raw = k.Default
 			cv.Value = raw
 		}
+		// A password is never repeated in an error, as Connect's Password
+		// value prints as [hidden].
+		shown := strconv.Quote(raw)
+		if k.Type == TypePassword {
+			shown = HiddenValue
+		}
 		if err := checkType(k.Type, raw); err != nil {
-			cv.Errors = append(cv.Errors, fmt.Sprintf("Invalid value %q for configuration %s: %v", raw, k.Name, err))
+			cv.Errors = append(cv.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %v", shown, k.Name, err))
 		} else if k.Validate != nil && (set || raw != "") {
 			if err := k.Validate(raw); err != nil {
-				cv.Errors = append(cv.Errors, fmt.Sprintf("Invalid value %q for configuration %s: %v", raw, k.Name, err))
+				cv.Errors = append(cv.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %v", shown, k.Name, err))
 			}
 		}
 		out = append(out, cv)

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/javaprops"
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
@@ -30,8 +31,10 @@ A Kafka Connect worker properties file runs unchanged:
   sluice worker --config connect-distributed.properties
 bootstrap.servers, group.id (the cluster name), listeners (the REST address),
 rest.advertised.*, the storage topics, the converters and Connect's other
-worker keys apply as in Connect. Keys Sluice cannot honour (TLS and SASL,
-config providers, worker-level producer.* and consumer.*, ...) are refused at
+worker keys apply as in Connect, config providers (config.providers) too:
+${file:/path/secrets.properties:key} placeholders are resolved in the worker's
+keys and, when each starts, in connector and task configs. Keys Sluice cannot
+honour (TLS and SASL, worker-level producer.* and consumer.*, ...) are refused at
 start, every one named; keys without effect here (plugin.path, ...) and
 unknown keys are logged once and ignored, as Connect ignores unknown keys.
 The README's table of worker keys lists them all. A single key can also be
@@ -135,7 +138,7 @@ func (f *workerFlags) workerProps(log zerolog.Logger) (map[string]string, error)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config: %v", err)}
 		}
-		file, err := parseProperties(b)
+		file, err := javaprops.Parse(b)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config %s: %v", f.configFile, err)}
 		}

@@ -168,8 +168,6 @@ security.protocol=SASL_SSL
 sasl.mechanism=PLAIN
 sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";
 ssl.truststore.location=/etc/kafka/truststore.jks
-config.providers=file
-config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
 producer.compression.type=lz4
 exactly.once.source.support=enabled
 scheduled.rebalance.max.delay.ms=300000
@@ -180,7 +178,7 @@ plugin.path=/usr/share/java
 		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
 	for _, k := range []string{"security.protocol=SASL_SSL", "sasl.mechanism", "sasl.jaas.config", "ssl.truststore.location",
-		"config.providers=file", "config.providers.file.class", "producer.compression.type",
+		"producer.compression.type",
 		"exactly.once.source.support=enabled", "scheduled.rebalance.max.delay.ms=300000"} {
 		if !strings.Contains(stderr, k) {
 			t.Errorf("the refusal does not name %s:\n%s", k, stderr)

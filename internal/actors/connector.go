@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -55,13 +56,14 @@ func (a *connectorActor) start(c actor.Context, ctx context.Context, gen int) {
 	cc := &connectorContext{name: a.work.Name, log: a.log, reconfigure: make(chan struct{}, 1), errs: make(chan error, 1)}
 	su := a.setup
 	goSafe(ctx, func(ctx context.Context) error {
-		if su.err != nil {
-			return su.err
+		st, err := su.start()
+		if err != nil {
+			return err
 		}
-		conn := su.plugin.New()
-		maxTasks := su.keys.TasksMax
+		conn := st.plugin.New()
+		maxTasks := st.keys.TasksMax
 		sctx, scancel := context.WithTimeout(ctx, startTimeout)
-		err := conn.Start(sctx, cc, su.config)
+		err = conn.Start(sctx, cc, st.config)
 		scancel()
 		if err != nil {
 			return fmt.Errorf("start connector: %w", err)
@@ -81,7 +83,10 @@ func (a *connectorActor) start(c actor.Context, ctx context.Context, gen int) {
 			if len(configs) > maxTasks {
 				configs = configs[:maxTasks]
 			}
-			root.Send(self, &computed{gen: gen, configs: configs})
+			// The connector computed them from the resolved config: put
+			// the placeholders back, so no secret reaches the config
+			// topic; each task resolves its config when it starts.
+			root.Send(self, &computed{gen: gen, configs: configprovider.ReverseTransform(su.config, configs)})
 			return nil
 		}
 		if err := split(); err != nil {

@@ -14,9 +14,11 @@ import (
 
 // taskRun is one incarnation of a task's pipeline, run on its own goroutine.
 type taskRun struct {
-	rt         *Runtime
-	id         connectors.TaskID
-	setup      *setup // the connector config, its plugin and runtime keys
+	rt    *Runtime
+	id    connectors.TaskID
+	setup *setup // the connector config, as stored
+	// taskConfig is the task config as stored, with its placeholders;
+	// run resolves it before the task opens with it.
 	taskConfig map[string]string
 	gate       *gate
 	log        zerolog.Logger
@@ -36,24 +38,30 @@ type codec struct {
 const openTimeout = time.Minute
 
 func (r *taskRun) run(ctx context.Context) error {
-	if r.setup.err != nil {
-		return r.setup.err
-	}
-	keyConv, err := newConverter(r.setup.config, r.rt.opts.WorkerProps, true)
+	st, err := r.setup.start()
 	if err != nil {
 		return err
 	}
-	valConv, err := newConverter(r.setup.config, r.rt.opts.WorkerProps, false)
+	// Connect resolves a task's config at each start too
+	// (ClusterConfigState.taskConfig).
+	if r.taskConfig, err = r.setup.resolve(r.taskConfig); err != nil {
+		return err
+	}
+	keyConv, err := newConverter(st.config, r.rt.opts.WorkerProps, true)
 	if err != nil {
 		return err
 	}
-	hdrConv, err := converters.ResolveHeader(r.setup.config, r.rt.opts.WorkerProps)
+	valConv, err := newConverter(st.config, r.rt.opts.WorkerProps, false)
+	if err != nil {
+		return err
+	}
+	hdrConv, err := converters.ResolveHeader(st.config, r.rt.opts.WorkerProps)
 	if err != nil {
 		return err
 	}
 	// Transforms keep state (cached schemas): each task incarnation has
 	// its own chain.
-	chain, err := transform.Build(r.rt.opts.Registry, r.setup.config)
+	chain, err := transform.Build(r.rt.opts.Registry, st.config)
 	if err != nil {
 		return err
 	}
@@ -63,14 +71,14 @@ func (r *taskRun) run(ctx context.Context) error {
 		}
 	}()
 	c := codec{key: keyConv, value: valConv, headers: hdrConv, chain: chain}
-	keys := r.setup.keys
-	switch conn := r.setup.plugin.New().(type) {
+	keys := st.keys
+	switch conn := st.plugin.New().(type) {
 	case connectors.SourceConnector:
 		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
 		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	default:
-		return fmt.Errorf("connector class %q makes neither source nor sink tasks", r.setup.plugin.Class)
+		return fmt.Errorf("connector class %q makes neither source nor sink tasks", st.plugin.Class)
 	}
 }
 

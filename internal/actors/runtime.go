@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
@@ -64,6 +65,10 @@ type Options struct {
 	// config: the client override policy and topic.creation.enable. The
 	// zero value is Kafka Connect's defaults.
 	Worker connconfig.Worker
+	// Providers resolve the ${provider:path:key} placeholders of connector
+	// and task configs at each start (the worker's config.providers); nil
+	// leaves configs as they are.
+	Providers *configprovider.Transformer
 
 	Backoff             Backoff
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms

@@ -163,7 +163,7 @@ func (s *supervisor) reconcile(c actor.Context, w *ConnectorWork) {
 	prev := s.work
 	s.work = w
 	if s.setup == nil || !sameConfig(s.setup.config, w.Config) {
-		s.setup = newSetup(s.rt.opts.Registry, s.rt.opts.Worker, w.Config)
+		s.setup = newSetup(s.rt, w.Config)
 	}
 	stopped := w.Target == state.TargetStopped
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/state"
 )
@@ -98,6 +99,13 @@ type Options struct {
 
 	// Log is where the control plane logs; the zero value discards.
 	Log zerolog.Logger
+
+	// Providers resolve the ${provider:path:key} placeholders of a config
+	// wherever the control plane runs connector code on it: validation,
+	// the leader's split, offset changes, as Connect resolves them there.
+	// Stored and shown configs keep their placeholders. Nil leaves configs
+	// as they are.
+	Providers *configprovider.Transformer
 
 	// RestartTask asks worker workerID to restart a task it runs, and
 	// reports whether it runs it; nil answers task restarts with 501.

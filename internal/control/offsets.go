@@ -228,11 +228,17 @@ func (c *Controller) consult(conn *state.Connector, offs []ConnectorOffset, fram
 	for i, o := range offs {
 		changes[i] = connectors.OffsetChange{Partition: o.Partition, Offset: o.Offset}
 	}
+	// The connector sees its config resolved, as Connect hands it over
+	// (ClusterConfigState.connectorConfig).
+	config, err := c.o.Providers.Transform(conn.Config)
+	if err != nil {
+		return "", errorf(http.StatusInternalServerError, "Connector %s: %v", conn.Name, err)
+	}
 	var vouched bool
 	var refused error
 	if err := safely(p.Class, "checking offsets", func() {
 		if a, ok := p.New().(connectors.OffsetsAlterer); ok {
-			vouched, refused = a.AlterOffsets(maps.Clone(conn.Config), changes)
+			vouched, refused = a.AlterOffsets(maps.Clone(config), changes)
 		}
 	}); err != nil {
 		return "", errorf(http.StatusInternalServerError, "%v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
@@ -33,6 +34,12 @@ const splitTimeout = 10 * time.Second
 // worker it is assigned to.
 func (c *Controller) split(ctx context.Context, p connectors.Plugin, cfg map[string]string) []map[string]string {
 	log := c.o.Log.With().Str("connector", cfg[connconfig.Name]).Logger()
+	raw := cfg
+	cfg, err := c.o.Providers.Transform(raw)
+	if err != nil {
+		log.Info().Err(err).Msg("cannot resolve the connector's placeholders to split it on the leader; its assigned worker will")
+		return nil
+	}
 	rt, err := connconfig.ParseRuntime(c.o.Worker, p.Type, cfg)
 	if err != nil {
 		return nil // validation refused it already
@@ -68,7 +75,8 @@ func (c *Controller) split(ctx context.Context, p connectors.Plugin, cfg map[str
 	if tasks == nil {
 		tasks = []map[string]string{}
 	}
-	return tasks
+	// As the connector's own instance does: no resolved secret is stored.
+	return configprovider.ReverseTransform(raw, tasks)
 }
 
 func safelyErr(class, doing string, f func() error) (err error) {

@@ -42,6 +42,20 @@ func (e *evaluation) addAll(ce *connectors.ConfigError) {
 
 func (c *Controller) evaluate(config map[string]string) *evaluation {
 	ev := &evaluation{errs: map[string][]string{}}
+	// The values are checked as the connector will get them, placeholders
+	// resolved, as Connect validates (AbstractHerder.validateConnectorConfig).
+	// A placeholder that cannot be resolved is an error on its key; the
+	// config is then checked as written.
+	if resolved, err := c.o.Providers.Transform(config); err != nil {
+		var ce *connectors.ConfigError
+		if !errors.As(err, &ce) {
+			ce = &connectors.ConfigError{}
+			ce.Add(connconfig.ConnectorClass, err.Error())
+		}
+		ev.addAll(ce)
+	} else {
+		config = resolved
+	}
 	var t connectors.Type
 	if class := strings.TrimSpace(config[connconfig.ConnectorClass]); class != "" {
 		p, err := c.o.Plugins.Lookup(class)
@@ -133,8 +147,8 @@ func render(name string, ev *evaluation) ConfigInfos {
 		v := ev.values[i]
 		var value *string
 		switch {
-		case v.Set && k.Type == connectors.TypePassword:
-			value = ptr("[hidden]")
+		case k.Type == connectors.TypePassword && (v.Set || v.Value != ""):
+			value = ptr(connectors.HiddenValue) // a default password too, as Connect
 		case v.Set || v.Value != "":
 			value = ptr(v.Value)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -57,7 +58,6 @@ var fixedKeys = map[string]fixedKey{
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
 	"security.protocol": {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
 	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
-	"config.providers":  {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
 	"rest.extension.classes": {[]string{""}, "REST extensions (Java classes, such as BasicAuthSecurityRestExtension) cannot be loaded: " +
 		"the REST API would run without them"},
 	"access.control.allow.origin":  {[]string{""}, "CORS headers are not supported yet"},
@@ -104,7 +104,6 @@ var refusedKeys = map[string]string{
 // and the internal topics' own keys (topic, partitions, replication.factor)
 // had their say.
 var refusedPrefixes = []struct{ prefix, why string }{
-	{"config.providers.", fixedKeys["config.providers"].why},
 	{"ssl.", "TLS and SASL are not supported yet"},
 	{"sasl.", "TLS and SASL are not supported yet"},
 	{"listeners.https.", "HTTPS listeners are not supported yet"},
@@ -150,6 +149,10 @@ func classifyKeys(props map[string]string) keyReport {
 			r.ignored[k] = why
 			continue
 		}
+		if why, ok := unlistedProvider(k, props); ok {
+			r.ignored[k] = why
+			continue
+		}
 		if honoured(k) {
 			continue
 		}
@@ -172,7 +175,7 @@ func classifyKeys(props map[string]string) keyReport {
 
 // honoured reports whether the worker takes k as Connect does.
 func honoured(k string) bool {
-	if workerKeys[k] || mappedKeys[k] {
+	if workerKeys[k] || mappedKeys[k] || k == configprovider.ProvidersKey || strings.HasPrefix(k, configprovider.ProviderKeyPrefix) {
 		return true
 	}
 	for _, c := range []string{"key.converter", "value.converter", "header.converter"} {
@@ -181,6 +184,26 @@ func honoured(k string) bool {
 		}
 	}
 	return false
+}
+
+// unlistedProvider is why a config.providers.<name>.* key has no effect:
+// config.providers does not list <name>, and Connect builds only the
+// providers it lists. The keys of listed providers are checked when the
+// providers are built (configprovider.FromWorkerProps).
+func unlistedProvider(k string, props map[string]string) (string, bool) {
+	rest, ok := strings.CutPrefix(k, configprovider.ProviderKeyPrefix)
+	if !ok {
+		return "", false
+	}
+	// A name may hold dots (config.providers=my.vault): a key belongs to
+	// a listed name it starts with.
+	for _, name := range configprovider.ListedProviders(props) {
+		if strings.HasPrefix(rest, name+".") {
+			return "", false
+		}
+	}
+	name, _, _ := strings.Cut(rest, ".")
+	return fmt.Sprintf("config.providers does not list the provider %q (it lists %q), so it is not built, as in Kafka Connect", name, strings.TrimSpace(props[configprovider.ProvidersKey])), true
 }
 
 // refusal is the reason an otherwise honoured or known key is refused

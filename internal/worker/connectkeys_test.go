@@ -90,7 +90,6 @@ func TestTypedFieldsWinOverConnectKeys(t *testing.T) {
 // the same keys with the values Sluice implements are taken.
 func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 	bad := map[string]string{
-		"config.providers": "file", "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
 		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
 		"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.truststore.location": "/etc/ts.jks",
 		"producer.compression.type": "lz4", "consumer.max.poll.records": "10", "admin.retries": "3",
@@ -112,7 +111,7 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 			t.Errorf("the error does not name %s:\n%v", want, err)
 		}
 	}
-	for _, why := range []string{"TLS and SASL", "config providers", "at once", "standalone"} {
+	for _, why := range []string{"TLS and SASL", "at once", "standalone"} {
 		if !strings.Contains(err.Error(), why) {
 			t.Errorf("the error does not say %q:\n%v", why, err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/cluster/group"
+	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/loglevel"
@@ -117,6 +118,11 @@ type Config struct {
 	Loggers *loglevel.Registry
 	// Log is where a worker without Loggers writes.
 	Log zerolog.Logger
+
+	// providers are the config providers Props configure
+	// (config.providers), which resolve the placeholders of Props
+	// themselves and of every connector and task config at its start.
+	providers *configprovider.Transformer
 }
 
 // logger is the logger of a component of this worker: the named logger,
@@ -134,6 +140,12 @@ func Resolve(cfg Config) (Config, error) {
 }
 
 func (c *Config) defaults() error {
+	if c.Loggers == nil {
+		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
+	}
+	if err := c.resolveProviders(); err != nil {
+		return err
+	}
 	if err := c.applyConnectKeys(); err != nil {
 		return err
 	}
@@ -173,9 +185,29 @@ func (c *Config) defaults() error {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 5 * time.Second
 	}
-	if c.Loggers == nil {
-		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
+	return nil
+}
+
+// resolveProviders builds the config providers Props configure and
+// replaces the placeholders of Props with their values, as Connect's
+// worker config does (KIP-421): a worker key such as sasl.jaas.config may
+// keep its secret in a file. Props becomes a new map; the caller's keeps
+// its placeholders.
+func (c *Config) resolveProviders() error {
+	if c.providers != nil {
+		return nil // Resolve's result, started: Props are resolved already
 	}
+	t, err := configprovider.FromWorkerProps(c.Props, c.Loggers.Logger(loglevel.Worker))
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		return nil
+	}
+	if c.Props, err = configprovider.ResolveWorkerProps(t, c.Props); err != nil {
+		return err
+	}
+	c.providers = t
 	return nil
 }
 
@@ -334,6 +366,7 @@ func (w *Worker) build() error {
 		Topics:  w.statuses,
 		// The leader asks the worker that runs a task to restart it.
 		RestartTask: w.members.restartTaskOn,
+		Providers:   w.cfg.providers,
 		Log:         w.cfg.logger(loglevel.REST),
 	})
 	if err != nil {
@@ -535,7 +568,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
-		Producer:  w.producer, Admin: w.adm, Worker: w.connWorker,
+		Producer:  w.producer, Admin: w.adm, Worker: w.connWorker, Providers: cfg.providers,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
 		Log: cfg.logger(loglevel.Actors),

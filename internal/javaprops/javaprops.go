@@ -1,4 +1,7 @@
-package main
+// Package javaprops reads Java properties files, the format of Kafka
+// Connect's worker and connector files and of the files FileConfigProvider
+// reads secrets from.
+package javaprops
 
 import (
 	"fmt"
@@ -8,10 +11,10 @@ import (
 	"unicode/utf8"
 )
 
-// parseProperties reads a Java properties file as java.util.Properties.load
-// does, which is how Kafka Connect reads its worker files and its
-// standalone connector files, so that a file written for Connect means
-// the same here:
+// Parse reads a Java properties file as java.util.Properties.load
+// does, which is how Kafka Connect reads its worker files, its
+// standalone connector files and FileConfigProvider's files, so that a
+// file written for Connect means the same here:
 //
 //   - a key ends at the first unescaped '=', ':' or whitespace; the
 //     separator may have whitespace around it, and whitespace alone
@@ -28,16 +31,30 @@ import (
 // where Connect's ConfigDef would. Unlike Java's load(InputStream), which
 // reads ISO-8859-1, a file that is valid UTF-8 is read as UTF-8 (any other
 // is read as ISO-8859-1, as Java would). Duplicate keys: the last wins.
-func parseProperties(b []byte) (map[string]string, error) {
+func Parse(b []byte) (map[string]string, error) {
 	props := map[string]string{}
 	for _, l := range logicalLines(decodeProperties(b)) {
 		k, v, err := splitProperty(l.text)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", l.line, err)
+			err.Line = l.line
+			return nil, err
 		}
 		props[k] = v
 	}
 	return props, nil
+}
+
+// SyntaxError is a line Parse cannot read. Excerpt is the bad text
+// itself, which a caller reading a file of secrets leaves out of what it
+// shows (Line and Problem say where and what).
+type SyntaxError struct {
+	Line    int
+	Problem string
+	Excerpt string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Problem, e.Excerpt)
 }
 
 // decodeProperties returns the file's text: UTF-8 when it is valid UTF-8,
@@ -98,7 +115,7 @@ func continues(line string) bool {
 
 // splitProperty splits a logical line into its key and value, then
 // unescapes both (Properties.load0).
-func splitProperty(line string) (key, value string, err error) {
+func splitProperty(line string) (key, value string, err *SyntaxError) {
 	keyEnd, valueStart, sep := len(line), len(line), false
 	escaped := false
 	for i := 0; i < len(line); i++ {
@@ -137,7 +154,7 @@ func splitProperty(line string) (key, value string, err error) {
 // unescapeProperty resolves the escapes of a key or value
 // (Properties.loadConvert); \uXXXX pairs that encode a UTF-16 surrogate
 // pair become one character, and a lone surrogate becomes U+FFFD.
-func unescapeProperty(s string) (string, error) {
+func unescapeProperty(s string) (string, *SyntaxError) {
 	if !strings.Contains(s, `\`) {
 		return s, nil
 	}
@@ -175,11 +192,11 @@ func unescapeProperty(s string) (string, error) {
 			write('\f')
 		case 'u':
 			if i+5 > len(s) {
-				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:])
+				return "", &SyntaxError{Problem: `malformed \uXXXX escape`, Excerpt: `\` + s[i:]}
 			}
 			n, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
 			if err != nil {
-				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:i+5])
+				return "", &SyntaxError{Problem: `malformed \uXXXX escape`, Excerpt: `\` + s[i:i+5]}
 			}
 			i += 4
 			switch r := rune(n); {
