@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/properties"
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
@@ -135,7 +136,7 @@ func (f *workerFlags) workerProps(log zerolog.Logger) (map[string]string, error)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config: %v", err)}
 		}
-		file, err := parseProperties(b)
+		file, err := properties.Parse(b)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config %s: %v", f.configFile, err)}
 		}

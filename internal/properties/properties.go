@@ -1,4 +1,7 @@
-package main
+// Package properties reads Java properties files (java.util.Properties.load),
+// the format of Kafka Connect's worker files, standalone connector files and
+// PropertyFileLoginModule's users file.
+package properties
 
 import (
 	"fmt"
@@ -8,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// parseProperties reads a Java properties file as java.util.Properties.load
+// Parse reads a Java properties file as java.util.Properties.load
 // does, which is how Kafka Connect reads its worker files and its
 // standalone connector files, so that a file written for Connect means
 // the same here:
@@ -28,7 +31,7 @@ import (
 // where Connect's ConfigDef would. Unlike Java's load(InputStream), which
 // reads ISO-8859-1, a file that is valid UTF-8 is read as UTF-8 (any other
 // is read as ISO-8859-1, as Java would). Duplicate keys: the last wins.
-func parseProperties(b []byte) (map[string]string, error) {
+func Parse(b []byte) (map[string]string, error) {
 	props := map[string]string{}
 	for _, l := range logicalLines(decodeProperties(b)) {
 		k, v, err := splitProperty(l.text)
