@@ -4,6 +4,7 @@
 package properties
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -140,6 +141,10 @@ func splitProperty(line string) (key, value string, err error) {
 // unescapeProperty resolves the escapes of a key or value
 // (Properties.loadConvert); \uXXXX pairs that encode a UTF-16 surrogate
 // pair become one character, and a lone surrogate becomes U+FFFD.
+// errMalformedU does not quote the escape: a value may be a secret (a
+// users file's password, a config provider's file).
+var errMalformedU = errors.New(`malformed \uXXXX escape: four hex digits must follow \u`)
+
 func unescapeProperty(s string) (string, error) {
 	if !strings.Contains(s, `\`) {
 		return s, nil
@@ -178,11 +183,11 @@ func unescapeProperty(s string) (string, error) {
 			write('\f')
 		case 'u':
 			if i+5 > len(s) {
-				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:])
+				return "", errMalformedU
 			}
 			n, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
 			if err != nil {
-				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:i+5])
+				return "", errMalformedU
 			}
 			i += 4
 			switch r := rune(n); {
