@@ -1,159 +1,17 @@
 package tlsconf
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pavlo-v-chernykh/keystore-go/v4"
-	"software.sslmate.com/src/go-pkcs12"
+	"github.com/sluice-io/sluice/internal/tlsconf/tlstest"
 )
-
-// pki is a CA with a server certificate for localhost/127.0.0.1 and a
-// client certificate, generated per test run.
-type pki struct {
-	caCert                 *x509.Certificate
-	serverKey, clientKey   *ecdsa.PrivateKey
-	serverCert, clientCert *x509.Certificate
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caCert := mustCert(t, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	issue := func(serial int64, cn string, usage x509.ExtKeyUsage, hosts ...string) (*ecdsa.PrivateKey, *x509.Certificate) {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		}
-		for _, h := range hosts {
-			if ip := net.ParseIP(h); ip != nil {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			} else {
-				tmpl.DNSNames = append(tmpl.DNSNames, h)
-			}
-		}
-		return key, mustCert(t, tmpl, caCert, &key.PublicKey, caKey)
-	}
-	p := &pki{caCert: caCert}
-	p.serverKey, p.serverCert = issue(2, "server", x509.ExtKeyUsageServerAuth, "localhost", "127.0.0.1")
-	p.clientKey, p.clientCert = issue(3, "client", x509.ExtKeyUsageClientAuth)
-	return p
-}
-
-func mustCert(t *testing.T, tmpl, parent *x509.Certificate, pub any, signer any) *x509.Certificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func certPEM(certs ...*x509.Certificate) string {
-	var b strings.Builder
-	for _, c := range certs {
-		_ = pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-	}
-	return b.String()
-}
-
-func keyPEM(t *testing.T, key *ecdsa.PrivateKey) string {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
-}
-
-func writeFile(t *testing.T, name string, data []byte) string {
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func jksTrustStore(t *testing.T, password string, certs ...*x509.Certificate) string {
-	ks := keystore.New()
-	for i, c := range certs {
-		if err := ks.SetTrustedCertificateEntry("ca"+string(rune('a'+i)), keystore.TrustedCertificateEntry{
-			CreationTime: time.Now(), Certificate: keystore.Certificate{Type: "X509", Content: c.Raw},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return storeJKS(t, ks, password)
-}
-
-func jksKeyStore(t *testing.T, storePassword, keyPassword string, key *ecdsa.PrivateKey, chain ...*x509.Certificate) string {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry := keystore.PrivateKeyEntry{CreationTime: time.Now(), PrivateKey: der}
-	for _, c := range chain {
-		entry.CertificateChain = append(entry.CertificateChain, keystore.Certificate{Type: "X509", Content: c.Raw})
-	}
-	ks := keystore.New()
-	if err := ks.SetPrivateKeyEntry("key", entry, []byte(keyPassword)); err != nil {
-		t.Fatal(err)
-	}
-	return storeJKS(t, ks, storePassword)
-}
-
-func storeJKS(t *testing.T, ks keystore.KeyStore, password string) string {
-	path := filepath.Join(t.TempDir(), "store.jks")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := ks.Store(f, []byte(password)); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func pkcs12KeyStore(t *testing.T, password string, key *ecdsa.PrivateKey, leaf *x509.Certificate, cas ...*x509.Certificate) string {
-	data, err := pkcs12.Modern.Encode(key, leaf, cas, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writeFile(t, "store.p12", data)
-}
-
-func pkcs12TrustStore(t *testing.T, password string, certs ...*x509.Certificate) string {
-	data, err := pkcs12.Modern.EncodeTrustStore(certs, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writeFile(t, "trust.p12", data)
-}
 
 // handshake serves one TLS connection with serverCfg on 127.0.0.1 and
 // dials it with clientCfg; it returns the client's error, or the server's
@@ -202,50 +60,50 @@ func mustLoad(t *testing.T, props map[string]string) *Material {
 	return m
 }
 
-func serverProps(t *testing.T, p *pki) map[string]string {
+func serverProps(t *testing.T, p *tlstest.PKI) map[string]string {
 	return map[string]string{
 		"ssl.keystore.type":              "PEM",
-		"ssl.keystore.key":               keyPEM(t, p.serverKey),
-		"ssl.keystore.certificate.chain": certPEM(p.serverCert, p.caCert),
+		"ssl.keystore.key":               tlstest.KeyPEM(t, p.ServerKey),
+		"ssl.keystore.certificate.chain": tlstest.CertPEM(p.ServerCert, p.CA),
 		"ssl.truststore.type":            "PEM",
-		"ssl.truststore.certificates":    certPEM(p.caCert),
+		"ssl.truststore.certificates":    tlstest.CertPEM(p.CA),
 	}
 }
 
 func TestHandshakeWithEachStoreType(t *testing.T) {
-	p := newPKI(t)
+	p := tlstest.New(t)
 	server, err := mustLoad(t, serverProps(t, p)).Server("required")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string]map[string]string{
 		"JKS": {
-			"ssl.truststore.location": jksTrustStore(t, "trustpass", p.caCert),
+			"ssl.truststore.location": tlstest.JKSTrustStore(t, "trustpass", p.CA),
 			"ssl.truststore.password": "trustpass",
-			"ssl.keystore.location":   jksKeyStore(t, "storepass", "keypass", p.clientKey, p.clientCert, p.caCert),
+			"ssl.keystore.location":   tlstest.JKSKeyStore(t, "storepass", "keypass", p.ClientKey, p.ClientCert, p.CA),
 			"ssl.keystore.password":   "storepass",
 			"ssl.key.password":        "keypass",
 		},
 		"PKCS12": {
 			"ssl.truststore.type":     "pkcs12",
-			"ssl.truststore.location": pkcs12TrustStore(t, "trustpass", p.caCert),
+			"ssl.truststore.location": tlstest.PKCS12TrustStore(t, "trustpass", p.CA),
 			"ssl.truststore.password": "trustpass",
 			"ssl.keystore.type":       "PKCS12",
-			"ssl.keystore.location":   pkcs12KeyStore(t, "storepass", p.clientKey, p.clientCert, p.caCert),
+			"ssl.keystore.location":   tlstest.PKCS12KeyStore(t, "storepass", p.ClientKey, p.ClientCert, p.CA),
 			"ssl.keystore.password":   "storepass",
 		},
 		"PEM files": {
 			"ssl.truststore.type":     "PEM",
-			"ssl.truststore.location": writeFile(t, "ca.pem", []byte(certPEM(p.caCert))),
+			"ssl.truststore.location": tlstest.WriteFile(t, "ca.pem", []byte(tlstest.CertPEM(p.CA))),
 			"ssl.keystore.type":       "PEM",
-			"ssl.keystore.location":   writeFile(t, "client.pem", []byte(keyPEM(t, p.clientKey)+certPEM(p.clientCert))),
+			"ssl.keystore.location":   tlstest.WriteFile(t, "client.pem", []byte(tlstest.KeyPEM(t, p.ClientKey)+tlstest.CertPEM(p.ClientCert))),
 		},
 		"PEM inline": {
 			"ssl.truststore.type":            "PEM",
-			"ssl.truststore.certificates":    certPEM(p.caCert),
+			"ssl.truststore.certificates":    tlstest.CertPEM(p.CA),
 			"ssl.keystore.type":              "PEM",
-			"ssl.keystore.key":               keyPEM(t, p.clientKey),
-			"ssl.keystore.certificate.chain": certPEM(p.clientCert),
+			"ssl.keystore.key":               tlstest.KeyPEM(t, p.ClientKey),
+			"ssl.keystore.certificate.chain": tlstest.CertPEM(p.ClientCert),
 		},
 	}
 	for name, props := range cases {
@@ -259,13 +117,13 @@ func TestHandshakeWithEachStoreType(t *testing.T) {
 }
 
 func TestRequiredClientAuthRefusesClientWithoutCertificate(t *testing.T) {
-	p := newPKI(t)
+	p := tlstest.New(t)
 	m := mustLoad(t, serverProps(t, p))
 	server, err := m.Server("required")
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := mustLoad(t, map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": certPEM(p.caCert)})
+	client := mustLoad(t, map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": tlstest.CertPEM(p.CA)})
 	if err := handshake(t, server, client.Client("localhost"), "127.0.0.1"); err == nil {
 		t.Fatal("a client without a certificate completed a handshake with ssl.client.auth=required")
 	}
@@ -276,9 +134,9 @@ func TestRequiredClientAuthRefusesClientWithoutCertificate(t *testing.T) {
 }
 
 func TestHostnameIdentification(t *testing.T) {
-	p := newPKI(t)
+	p := tlstest.New(t)
 	server, _ := mustLoad(t, serverProps(t, p)).Server("none")
-	trust := map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": certPEM(p.caCert)}
+	trust := map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": tlstest.CertPEM(p.CA)}
 
 	// The certificate names localhost and 127.0.0.1, not this name.
 	err := handshake(t, server, mustLoad(t, trust).Client("broker.example"), "127.0.0.1")
@@ -293,9 +151,9 @@ func TestHostnameIdentification(t *testing.T) {
 	}
 
 	// Identification off still verifies the chain: another CA is refused.
-	other := newPKI(t)
+	other := tlstest.New(t)
 	untrusting := map[string]string{
-		"ssl.truststore.type": "PEM", "ssl.truststore.certificates": certPEM(other.caCert),
+		"ssl.truststore.type": "PEM", "ssl.truststore.certificates": tlstest.CertPEM(other.CA),
 		"ssl.endpoint.identification.algorithm": "",
 	}
 	err = handshake(t, server, mustLoad(t, untrusting).Client("localhost"), "127.0.0.1")
@@ -306,11 +164,11 @@ func TestHostnameIdentification(t *testing.T) {
 }
 
 func TestWrongPasswordsNameTheKeyAndHideThePassword(t *testing.T) {
-	p := newPKI(t)
-	jksTrust := jksTrustStore(t, "right-trust", p.caCert)
-	jksKeys := jksKeyStore(t, "right-store", "right-key", p.clientKey, p.clientCert)
-	p12Trust := pkcs12TrustStore(t, "right-trust", p.caCert)
-	p12Keys := pkcs12KeyStore(t, "right-store", p.clientKey, p.clientCert)
+	p := tlstest.New(t)
+	jksTrust := tlstest.JKSTrustStore(t, "right-trust", p.CA)
+	jksKeys := tlstest.JKSKeyStore(t, "right-store", "right-key", p.ClientKey, p.ClientCert)
+	p12Trust := tlstest.PKCS12TrustStore(t, "right-trust", p.CA)
+	p12Keys := tlstest.PKCS12KeyStore(t, "right-store", p.ClientKey, p.ClientCert)
 	cases := []struct {
 		name    string
 		props   map[string]string
@@ -342,8 +200,8 @@ func TestWrongPasswordsNameTheKeyAndHideThePassword(t *testing.T) {
 }
 
 func TestJKSTrustStoreWithoutPasswordSkipsIntegrityCheck(t *testing.T) {
-	p := newPKI(t)
-	m := mustLoad(t, map[string]string{"ssl.truststore.location": jksTrustStore(t, "whatever", p.caCert)})
+	p := tlstest.New(t)
+	m := mustLoad(t, map[string]string{"ssl.truststore.location": tlstest.JKSTrustStore(t, "whatever", p.CA)})
 	server, _ := mustLoad(t, serverProps(t, p)).Server("none")
 	if err := handshake(t, server, m.Client("localhost"), "127.0.0.1"); err != nil {
 		t.Fatalf("handshake with a JKS truststore read without its password: %v", err)
@@ -416,7 +274,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 }
 
 func TestEncryptedPEMKeyIsRefusedClearly(t *testing.T) {
-	p := newPKI(t)
+	p := tlstest.New(t)
 	props := serverProps(t, p)
 	props["ssl.keystore.key"] = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"
 	props["ssl.key.password"] = "Key-Secret-9"
