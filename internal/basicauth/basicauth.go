@@ -113,9 +113,9 @@ func Load(path string, log zerolog.Logger) (*Users, error) {
 	}
 	u := &Users{}
 	for _, e := range entries {
-		if e.Module != LoginModule {
+		if e.LoginModule != LoginModule {
 			return nil, fmt.Errorf("%s: %s: section %s: login module %s is not supported; the one Sluice implements is %s",
-				JAASKey, path, Section, e.Module, LoginModule)
+				JAASKey, path, Section, e.LoginModule, LoginModule)
 		}
 		file := strings.TrimSpace(e.Options["file"])
 		if file == "" {

@@ -95,7 +95,7 @@ func TestFromPropsRefusals(t *testing.T) {
 			"login module com.sun.security.auth.module.LdapLoginModule is not supported"},
 		{"no file option", props(write("c.jaas", "KafkaConnect { "+LoginModule+" required; };")), "needs the option file="},
 		{"missing users file", props(write("d.jaas", "KafkaConnect { "+LoginModule+" required file=\""+filepath.Join(dir, "none")+"\"; };")), "users file: open"},
-		{"bad syntax", props(write("e.jaas", "KafkaConnect { "+LoginModule+" required file=\"x\" }")), "expected an option name or ';', found \"}\""},
+		{"bad syntax", props(write("e.jaas", "KafkaConnect { "+LoginModule+" required file=\"x\" }")), "expected an option name, found '}'"},
 	} {
 		_, err := FromProps(tc.props, zerolog.Nop())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,4 +1,4 @@
-package kafkasec
+package jaas
 
 import (
 	"fmt"
@@ -11,22 +11,22 @@ import (
 func TestParseJAAS(t *testing.T) {
 	cases := []struct {
 		text string
-		want []JAASEntry
+		want []Entry
 	}{
 		{`org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="al-ice$1";`,
-			[]JAASEntry{{"org.apache.kafka.common.security.plain.PlainLoginModule", "required", map[string]string{"username": "alice", "password": "al-ice$1"}}}},
+			[]Entry{{"org.apache.kafka.common.security.plain.PlainLoginModule", "required", map[string]string{"username": "alice", "password": "al-ice$1"}}}},
 		{"  org.apache.kafka.common.security.scram.ScramLoginModule   REQUIRED\n\tusername=bob\n  password='p w\\\"d\\\\x\\ty\\101\\0'\n ;  ",
-			[]JAASEntry{{"org.apache.kafka.common.security.scram.ScramLoginModule", "required", map[string]string{"username": "bob", "password": "p w\"d\\x\tyA\x00"}}}},
+			[]Entry{{"org.apache.kafka.common.security.scram.ScramLoginModule", "required", map[string]string{"username": "bob", "password": "p w\"d\\x\tyA\x00"}}}},
 		{`a.B Optional; /* block ; comment */ c.D sufficient k="v" // line comment
 		 k="w";`,
-			[]JAASEntry{{"a.B", "optional", map[string]string{}}, {"c.D", "sufficient", map[string]string{"k": "w"}}}},
+			[]Entry{{"a.B", "optional", map[string]string{}}, {"c.D", "sufficient", map[string]string{"k": "w"}}}},
 		{`"quoted.Module" requisite "my key"="v;=";`,
-			[]JAASEntry{{"quoted.Module", "requisite", map[string]string{"my key": "v;="}}}},
+			[]Entry{{"quoted.Module", "requisite", map[string]string{"my key": "v;="}}}},
 		{"m.M required k=\"unterminated\nx=y;",
-			[]JAASEntry{{"m.M", "required", map[string]string{"k": "unterminated", "x": "y"}}}},
+			[]Entry{{"m.M", "required", map[string]string{"k": "unterminated", "x": "y"}}}},
 	}
 	for _, c := range cases {
-		got, err := ParseJAAS(c.text)
+		got, err := ParseEntries(c.text)
 		if err != nil {
 			t.Errorf("%q: %v", c.text, err)
 			continue
@@ -58,7 +58,7 @@ func TestParseJAASRefusesWhatJavaRefuses(t *testing.T) {
 		`m.M required password="Secret-7"`:   "not terminated",
 	}
 	for text, want := range cases {
-		_, err := ParseJAAS(text)
+		_, err := ParseEntries(text)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error containing %q", text, err, want)
 		}
@@ -68,9 +68,9 @@ func TestParseJAASRefusesWhatJavaRefuses(t *testing.T) {
 	}
 }
 
-// formatJAAS writes entries back in a form ParseJAAS must read to the same
+// formatJAAS writes entries back in a form ParseEntries must read to the same
 // entries: every name and value quoted, with the escapes Java reads.
-func formatJAAS(entries []JAASEntry) string {
+func formatJAAS(entries []Entry) string {
 	quote := func(s string) string {
 		r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
 		return `"` + r.Replace(s) + `"`
@@ -86,7 +86,7 @@ func formatJAAS(entries []JAASEntry) string {
 	return b.String()
 }
 
-// FuzzParseJAAS checks that ParseJAAS never panics and that what it
+// FuzzParseJAAS checks that ParseEntries never panics and that what it
 // accepts survives a round trip through formatJAAS unchanged.
 func FuzzParseJAAS(f *testing.F) {
 	for _, seed := range []string{
@@ -101,11 +101,11 @@ func FuzzParseJAAS(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		entries, err := ParseJAAS(text)
+		entries, err := ParseEntries(text)
 		if err != nil {
 			return
 		}
-		again, err := ParseJAAS(formatJAAS(entries))
+		again, err := ParseEntries(formatJAAS(entries))
 		if err != nil {
 			t.Fatalf("the formatted form of %q does not parse: %v", text, err)
 		}
