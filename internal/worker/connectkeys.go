@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -44,6 +43,14 @@ var mappedKeys = map[string]bool{
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
 }
 
+// restKeys are the REST API's keys the worker honours (listeners.go,
+// internal/basicauth, rest.CORS); java.security.auth.login.config is a JVM
+// system property for Connect and a worker key here.
+var restKeys = map[string]bool{
+	"rest.extension.classes": true, "java.security.auth.login.config": true,
+	"access.control.allow.origin": true, "access.control.allow.methods": true,
+}
+
 // fixedKey is a key Sluice honours with one behaviour only: the values
 // that ask for it (compared without case) are taken, any other refused.
 type fixedKey struct {
@@ -55,13 +62,9 @@ var fixedKeys = map[string]fixedKey{
 	"exactly.once.source.support": {[]string{"disabled"}, "exactly-once source support is not implemented yet; only disabled (Connect's default) is"},
 	"scheduled.rebalance.max.delay.ms": {[]string{"0"}, "Sluice reassigns a departed worker's connectors and tasks at once, as 0 does " +
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
-	"security.protocol": {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
-	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
-	"config.providers":  {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
-	"rest.extension.classes": {[]string{""}, "REST extensions (Java classes, such as BasicAuthSecurityRestExtension) cannot be loaded: " +
-		"the REST API would run without them"},
-	"access.control.allow.origin":  {[]string{""}, "CORS headers are not supported yet"},
-	"access.control.allow.methods": {[]string{""}, "CORS headers are not supported yet"},
+	"security.protocol":            {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
+	"client.dns.lookup":            {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
+	"config.providers":             {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
 	"response.http.headers.config": {[]string{""}, "extra REST response headers are not supported yet"},
 }
 
@@ -107,8 +110,6 @@ var refusedPrefixes = []struct{ prefix, why string }{
 	{"config.providers.", fixedKeys["config.providers"].why},
 	{"ssl.", "TLS and SASL are not supported yet"},
 	{"sasl.", "TLS and SASL are not supported yet"},
-	{"listeners.https.", "HTTPS listeners are not supported yet"},
-	{"admin.listeners.https.", "HTTPS listeners are not supported yet"},
 	{"producer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
 	{"consumer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
 	{"admin.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
@@ -172,7 +173,12 @@ func classifyKeys(props map[string]string) keyReport {
 
 // honoured reports whether the worker takes k as Connect does.
 func honoured(k string) bool {
-	if workerKeys[k] || mappedKeys[k] {
+	if workerKeys[k] || mappedKeys[k] || restKeys[k] {
+		return true
+	}
+	// The https listeners' TLS keys (listeners.go); other keys under these
+	// prefixes are unknown to Connect too.
+	if strings.HasPrefix(k, listenersHTTPSPrefix+"ssl.") || strings.HasPrefix(k, adminListenersHTTPSPrefix+"ssl.") {
 		return true
 	}
 	for _, c := range []string{"key.converter", "value.converter", "header.converter"} {
@@ -324,71 +330,4 @@ func (c *Config) applyReplicationFactor(num func(key string, bits int, min int64
 		return fmt.Errorf("config.storage.replication.factor, offset.storage.replication.factor and status.storage.replication.factor differ (%s): Sluice creates its internal topics with one replication factor; give them the same value", strings.Join(factors, ", "))
 	}
 	return bad
-}
-
-// applyListeners takes listeners as the REST address where RESTAddr is
-// unset, and checks the keys that must agree with it: admin.listeners
-// (Sluice serves /admin on the one listener) and rest.advertised.listener.
-func (c *Config) applyListeners() error {
-	var errs []error
-	var listener string // the listeners key's address
-	if v, ok := c.Props["listeners"]; ok {
-		addr, err := parseListeners("listeners", v)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		listener = addr
-		if c.RESTAddr == "" {
-			c.RESTAddr = addr
-		}
-	}
-	if v, ok := c.Props["admin.listeners"]; ok {
-		// The same address as the REST listener's (the key's, or the
-		// address that replaced it) is what Sluice does.
-		addr, err := parseListeners("admin.listeners", v)
-		rest := cmp.Or(c.RESTAddr, ":8083")
-		switch {
-		case strings.TrimSpace(v) == "":
-			errs = append(errs, errors.New("admin.listeners: Sluice cannot turn off the /admin endpoints; remove the key (they are served on the REST listener)"))
-		case err != nil:
-			errs = append(errs, err)
-		case addr != rest && addr != listener:
-			errs = append(errs, fmt.Errorf("admin.listeners: Sluice serves the /admin endpoints on the REST listener (%s), not on %s; remove the key", rest, addr))
-		}
-	}
-	if v := strings.ToLower(strings.TrimSpace(c.Props["rest.advertised.listener"])); v != "" && v != "http" {
-		errs = append(errs, fmt.Errorf("rest.advertised.listener: %q: only http is supported (HTTPS listeners are not supported yet)", v))
-	}
-	return errors.Join(errs...)
-}
-
-// parseListeners turns a value of Connect's listeners (a list of
-// protocol://host:port) into the one address the REST API listens on. An
-// empty host listens on every interface, as in Connect. Sluice listens on
-// one address, over HTTP: several listeners, or HTTPS, are refused.
-func parseListeners(key, v string) (string, error) {
-	list := connectors.SplitList(v)
-	if len(list) != 1 {
-		return "", fmt.Errorf("%s: %q: Sluice listens on one address; give one http://host:port", key, v)
-	}
-	scheme, rest, ok := strings.Cut(list[0], "://")
-	if !ok {
-		return "", fmt.Errorf("%s: %q is not protocol://host:port", key, list[0])
-	}
-	switch strings.ToLower(scheme) {
-	case "http":
-	case "https":
-		return "", fmt.Errorf("%s: %q: HTTPS listeners are not supported yet", key, list[0])
-	default:
-		return "", fmt.Errorf("%s: %q: the protocol must be http", key, list[0])
-	}
-	rest, _, _ = strings.Cut(rest, "/") // Connect's pattern ignores a path
-	host, port, err := net.SplitHostPort(rest)
-	if err != nil {
-		return "", fmt.Errorf("%s: %q is not protocol://host:port", key, list[0])
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("%s: %q: %q is not a port", key, list[0], port)
-	}
-	return net.JoinHostPort(host, port), nil
 }

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/cluster/group"
@@ -43,8 +44,15 @@ type Config struct {
 	Cluster   string
 	WorkerID  string
 	Bootstrap []string
-	// RESTAddr is where the REST API listens (host:port; ":0" picks a port).
+	// RESTAddr is where the REST API listens over HTTP (host:port; ":0"
+	// picks a port). Set, it replaces Connect's listeners key with this one
+	// listener; unset, listeners (and admin.listeners) in Props open one
+	// or more HTTP and HTTPS listeners (listeners.go).
 	RESTAddr string
+	// RESTMaxBodyBytes bounds a REST request's body; a larger one is
+	// answered 413. Zero takes 1 MiB (rest.MaxBodyBytes). Connect has no
+	// such key: this is the --rest-max-body-bytes flag.
+	RESTMaxBodyBytes int64
 	// RESTAdvertisedHost and RESTAdvertisedPort are what this worker gives
 	// out to the others as its REST URL (in the group's metadata, in
 	// gossip, in GET /workers) and, by default, its id, as Connect's
@@ -117,6 +125,13 @@ type Config struct {
 	Loggers *loglevel.Registry
 	// Log is where a worker without Loggers writes.
 	Log zerolog.Logger
+
+	// listeners are the REST listeners applyListeners resolved.
+	listeners *restListeners
+	// restAuth is the basic authentication rest.extension.classes asks
+	// for (nil: none); authResolved tells it was read.
+	restAuth     *basicauth.Users
+	authResolved bool
 }
 
 // logger is the logger of a component of this worker: the named logger,
@@ -167,14 +182,18 @@ func (c *Config) defaults() error {
 	if c.Props == nil {
 		c.Props = map[string]string{}
 	}
-	if c.RESTAddr == "" {
-		c.RESTAddr = ":8083"
-	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 5 * time.Second
 	}
 	if c.Loggers == nil {
 		c.Loggers = loglevel.New(c.Log, loglevel.Options{Root: c.Log.GetLevel()})
+	}
+	if !c.authResolved {
+		users, err := basicauth.FromProps(c.Props, c.logger(loglevel.REST))
+		if err != nil {
+			return err
+		}
+		c.restAuth, c.authResolved = users, true
 	}
 	return nil
 }
@@ -197,10 +216,13 @@ var workerKeys = map[string]bool{
 
 // Worker is a running worker.
 type Worker struct {
-	cfg  Config
-	log  zerolog.Logger
-	http *http.Server
-	ln   net.Listener
+	cfg Config
+	log zerolog.Logger
+	// servers are the REST API's listeners; rest the one advertised.
+	servers []*restServer
+	rest    *restServer
+	// auth checks REST and admin requests' credentials (nil: none asked).
+	auth basicauth.Checker
 	// restURL is the REST URL this worker gives out to the others.
 	restURL string
 
@@ -246,32 +268,51 @@ func Start(cfg Config) (*Worker, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.RESTAddr)
+	restLog := cfg.logger(loglevel.REST)
+	servers, err := cfg.listeners.open()
 	if err != nil {
-		return nil, fmt.Errorf("REST API cannot listen on %s: %w", cfg.RESTAddr, err)
+		return nil, err
 	}
-	restURL := "http://" + cfg.restAdvertised(ln.Addr().String())
+	var advertisedServer *restServer
+	for _, s := range servers {
+		if !s.admin && s.l == cfg.listeners.advertisedListener() {
+			advertisedServer = s
+			break
+		}
+	}
+	addr := advertisedServer.ln.Addr().String()
+	restURL := cfg.listeners.advertised + "://" + cfg.restAdvertised(addr)
 	if cfg.WorkerID == "" {
 		// Connect's worker id: the advertised host and port.
-		cfg.WorkerID = cfg.restAdvertised(ln.Addr().String())
+		cfg.WorkerID = cfg.restAdvertised(addr)
 	}
 	log := cfg.logger(loglevel.Worker)
 	classifyKeys(cfg.Props).log(log)
-	w := &Worker{cfg: cfg, log: log, ln: ln, restURL: restURL, done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, servers: servers, rest: advertisedServer, restURL: restURL,
+		done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
+	if cfg.restAuth != nil {
+		w.auth = cfg.restAuth
+		log.Info().Strs("users_files", cfg.restAuth.Paths()).Msg("REST API and admin requests require HTTP basic authentication")
+	}
+	if strings.TrimSpace(cfg.Props["access.control.allow.methods"]) != "" && rest.NewCORS(cfg.Props["access.control.allow.origin"], "") == nil {
+		log.Info().Str("key", "access.control.allow.methods").Msg("no effect without access.control.allow.origin, as in Kafka Connect")
+	}
 	w.members = &membership{w: w}
 
 	if err := w.build(); err != nil {
 		w.closeClients()
-		ln.Close()
+		closeAll(servers)
 		return nil, err
 	}
-	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.api, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error().Err(err).Msg("REST server stopped")
-		}
-	}()
-	log.Info().Str("rest", ln.Addr().String()).Str("advertised", restURL).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
+	w.serveREST(restHandlers{
+		api:     w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes))),
+		auth:    w.auth,
+		cors:    rest.NewCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
+		log:     restLog,
+		routing: cfg.listeners,
+	})
+	main, admin := w.ListenerURLs()
+	log.Info().Strs("rest", main).Strs("admin", admin).Str("advertised", restURL).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
@@ -435,8 +476,22 @@ func advertised(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// RESTAddr is the address the REST API listens on.
-func (w *Worker) RESTAddr() string { return w.ln.Addr().String() }
+// RESTAddr is the address the advertised REST listener listens on.
+func (w *Worker) RESTAddr() string { return w.rest.ln.Addr().String() }
+
+// ListenerURLs are the URLs of the REST listeners (main) and of the
+// listeners that serve the /admin endpoints alone (admin), with the ports
+// they were given.
+func (w *Worker) ListenerURLs() (main, admin []string) {
+	for _, s := range w.servers {
+		if s.admin {
+			admin = append(admin, s.URL())
+		} else {
+			main = append(main, s.URL())
+		}
+	}
+	return main, admin
+}
 
 // StopTimeout is how long a graceful Stop may take: the tasks' drain
 // (task.shutdown.graceful.timeout.ms), then leaving the group and flushing
@@ -559,7 +614,9 @@ func (w *Worker) connect(ctx context.Context) error {
 func (w *Worker) Stop(ctx context.Context) error {
 	w.cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	_ = w.http.Shutdown(hctx)
+	for _, s := range w.servers {
+		_ = s.srv.Shutdown(hctx)
+	}
 	cancel()
 	// connect returns promptly once canceled; waiting for it means a stop
 	// during startup neither races with it nor leaves a runtime running.
