@@ -84,7 +84,9 @@ func (s *restSecurity) start(c *cluster, id string, mtls bool, join ...string) *
 	if err := os.WriteFile(file, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
 		s.t.Fatal(err)
 	}
-	args := []string{"worker", "--config", file, "--worker-id", id, "--bind", w.bind, "--session-timeout", "6s"}
+	// Debug logs include the authentication failures: the test checks
+	// that no password reaches them.
+	args := []string{"worker", "--config", file, "--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--log-level", "debug"}
 	if len(join) > 0 {
 		args = append(args, "--join", strings.Join(join, ","))
 	}
@@ -275,6 +277,11 @@ func TestRESTSecurity(t *testing.T) {
 		_, body := s.must(s.client, "GET", "https://"+w1.rest+"/connectors/secured/status", "", "alice", "s3cret-pw")
 		return strings.Contains(string(body), `"PAUSED"`), string(body)
 	})
+	for _, w := range []*secureWorker{w1, w2} {
+		if logs := w.StderrText(); strings.Contains(logs, "s3cret-pw") || strings.Contains(logs, "nope") || !strings.Contains(logs, "failed authentication") {
+			t.Errorf("%s's log shows a password, or no authentication failure at debug", w.id)
+		}
+	}
 }
 
 func writeTemp(t *testing.T, dir, name, text string) string {
