@@ -48,7 +48,7 @@ var mappedKeys = map[string]bool{
 // system property for Connect and a worker key here.
 var restKeys = map[string]bool{
 	"rest.extension.classes": true, "java.security.auth.login.config": true,
-	"access.control.allow.origin": true, "access.control.allow.methods": true,
+	"access.control.allow.origin": true, "access.control.allow.methods": true, "response.http.headers.config": true,
 }
 
 // fixedKey is a key Sluice honours with one behaviour only: the values
@@ -62,10 +62,9 @@ var fixedKeys = map[string]fixedKey{
 	"exactly.once.source.support": {[]string{"disabled"}, "exactly-once source support is not implemented yet; only disabled (Connect's default) is"},
 	"scheduled.rebalance.max.delay.ms": {[]string{"0"}, "Sluice reassigns a departed worker's connectors and tasks at once, as 0 does " +
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
-	"security.protocol":            {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
-	"client.dns.lookup":            {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
-	"config.providers":             {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
-	"response.http.headers.config": {[]string{""}, "extra REST response headers are not supported yet"},
+	"security.protocol": {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
+	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
+	"config.providers":  {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
 }
 
 // The reasons shared by several ignored keys.

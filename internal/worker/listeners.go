@@ -35,8 +35,8 @@ import (
 //     URL the worker gives out; by default http when there is an http
 //     listener, else https.
 //
-// The REST extensions (basic authentication) and the CORS filter apply to
-// the main listeners only, as in Connect, whose admin listeners serve the
+// The REST extensions (basic authentication), the CORS filter and
+// response.http.headers.config apply to the main listeners only, as in Connect, whose admin listeners serve the
 // admin resources alone.
 
 const (
@@ -102,6 +102,8 @@ type restListeners struct {
 	advertised string
 	// mainTLS and adminTLS serve the https listeners.
 	mainTLS, adminTLS *tls.Config
+	// headers are response.http.headers.config's (nil: none).
+	headers *rest.ResponseHeaders
 }
 
 // applyListeners resolves listeners, admin.listeners, their TLS and
@@ -149,6 +151,9 @@ func (c *Config) applyListeners() error {
 		errs = append(errs, fmt.Errorf("rest.advertised.listener: %q: give http or https", adv))
 	}
 	var err error
+	if r.headers, err = rest.ParseResponseHeaders(c.Props[rest.ResponseHeadersKey]); err != nil {
+		errs = append(errs, err)
+	}
 	if slices.ContainsFunc(r.main, isHTTPS) {
 		if r.mainTLS, err = listenerTLS(c.Props, listenersHTTPSPrefix); err != nil {
 			errs = append(errs, err)
@@ -298,15 +303,19 @@ func (h restHandlers) handler(s *restServer) http.Handler {
 	return h.secured(h.api)
 }
 
-// secured wraps a main listener's handler with CORS (outermost, so that a
-// preflight, which carries no credentials, is answered) and the
-// authentication.
+// secured wraps a main listener's handler as Connect's filters do: the
+// response headers (on every answer, 401s included), CORS (before the
+// authentication, so that a preflight, which carries no credentials, is
+// answered) and the authentication.
 func (h restHandlers) secured(next http.Handler) http.Handler {
 	if h.auth != nil {
 		next = basicauth.Middleware(h.auth, h.log, next)
 	}
 	if h.cors != nil {
 		next = h.cors.Wrap(next)
+	}
+	if h.routing.headers != nil {
+		next = h.routing.headers.Wrap(next)
 	}
 	return next
 }
