@@ -76,6 +76,7 @@ func (s *restSecurity) start(c *cluster, id string, mtls bool, join ...string) *
 		"listeners.https.ssl.truststore.type=PEM", "listeners.https.ssl.truststore.location=" + s.trust,
 		"rest.extension.classes=" + basicauth.ExtensionClass, "java.security.auth.login.config=" + s.jaas,
 		"access.control.allow.origin=https://ui.example.com",
+		"response.http.headers.config=set X-Frame-Options: DENY, add Cache-Control: no-store",
 	}
 	if mtls {
 		props = append(props, "listeners.https.ssl.client.auth=required")
@@ -162,6 +163,15 @@ func TestRESTSecurity(t *testing.T) {
 	}
 	if code, body := s.must(s.client, "GET", "https://"+w1.rest+"/connectors", "", "alice", "s3cret-pw"); code != 200 {
 		t.Fatalf("GET /connectors with credentials: %d %s", code, body)
+	}
+	// response.http.headers.config reaches every answer, a 401 included.
+	res, err := s.client.Get("https://" + w1.rest + "/connectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 401 || res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("401 answer: %d, headers %v", res.StatusCode, res.Header)
 	}
 
 	// mTLS: w2 refuses a client without a certificate at the handshake.
