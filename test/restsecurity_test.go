@@ -43,13 +43,7 @@ func newRESTSecurity(t *testing.T) *restSecurity {
 	t.Helper()
 	dir := t.TempDir()
 	s := &restSecurity{t: t, dir: dir, pki: tlstest.New(t)}
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeTemp(t, dir, name, text) }
 	s.keystore = write("server.pem", tlstest.KeyPEM(t, s.pki.ServerKey)+tlstest.CertPEM(s.pki.ServerCert, s.pki.CA))
 	s.trust = write("ca.pem", tlstest.CertPEM(s.pki.CA))
 	users := write("users.properties", "# Connect's PropertyFileLoginModule format\nalice: s3cret-pw\nbob: other\n")
@@ -81,10 +75,7 @@ func (s *restSecurity) start(c *cluster, id string, mtls bool, join ...string) *
 	if mtls {
 		props = append(props, "listeners.https.ssl.client.auth=required")
 	}
-	file := filepath.Join(s.dir, id+".properties")
-	if err := os.WriteFile(file, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
-		s.t.Fatal(err)
-	}
+	file := writeTemp(s.t, s.dir, id+".properties", strings.Join(props, "\n")+"\n")
 	// Debug logs include the authentication failures: the test checks
 	// that no password reaches them.
 	args := []string{"worker", "--config", file, "--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--log-level", "debug"}
@@ -266,17 +257,11 @@ func TestRESTSecurity(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, basicauth.Unauthorized) || !strings.Contains(stderr, "--user") {
 		t.Fatalf("connectors list without credentials: exit %d, stderr %s; want 1 naming --user", code, stderr)
 	}
-	wrong := filepath.Join(s.dir, "wrong-password")
-	if err := os.WriteFile(wrong, []byte("nope\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	wrong := writeTemp(t, s.dir, "wrong-password", "nope\n")
 	if code, _, stderr := a.run("connectors", "list", "--user", "alice", "--password-file", wrong); code != 1 || strings.Contains(stderr, "nope") {
 		t.Fatalf("connectors list with a wrong password: exit %d, stderr %s", code, stderr)
 	}
-	good := filepath.Join(s.dir, "password")
-	if err := os.WriteFile(good, []byte("s3cret-pw\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	good := writeTemp(t, s.dir, "password", "s3cret-pw\n")
 	if out := a.must("connectors", "list", "-o", "json", "--user", "alice", "--password-file", good); !strings.Contains(out, `"secured"`) {
 		t.Fatalf("connectors list with credentials: %s", out)
 	}

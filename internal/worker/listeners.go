@@ -36,8 +36,8 @@ import (
 //     listener, else https.
 //
 // The REST extensions (basic authentication), the CORS filter and
-// response.http.headers.config apply to the main listeners only, as in Connect, whose admin listeners serve the
-// admin resources alone.
+// response.http.headers.config apply to the main listeners only, as in
+// Connect, whose admin listeners serve the admin resources alone.
 
 const (
 	listenersHTTPSPrefix      = "listeners.https."
@@ -237,7 +237,7 @@ func (s *restServer) URL() string {
 	return s.l.scheme + "://" + advertised(s.ln.Addr().String())
 }
 
-// openListeners binds every listener. A failure closes those opened.
+// open binds every listener. A failure closes those opened.
 func (r *restListeners) open() ([]*restServer, error) {
 	var out []*restServer
 	bind := func(l listener, admin bool, tlsCfg *tls.Config) error {
@@ -337,7 +337,7 @@ func onlyAdmin(next http.Handler, admin bool) http.Handler {
 	})
 }
 
-// serve starts serving every listener.
+// serveREST starts serving every listener.
 func (w *Worker) serveREST(h restHandlers) {
 	for _, s := range w.servers {
 		s.srv = &http.Server{Handler: h.handler(s), ReadHeaderTimeout: 10 * time.Second}
