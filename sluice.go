@@ -59,9 +59,10 @@ type Config struct {
 	Cluster string
 	// Bootstrap lists Kafka brokers as host:port (bootstrap.servers).
 	Bootstrap []string
-	// RESTAddr is where Kafka Connect's REST API listens, host:port; empty
-	// means ":8083", and port 0 picks a free port (Worker.RESTAddr tells
-	// which). Workers name each other by their REST addresses (the
+	// RESTAddr is where Kafka Connect's REST API listens over HTTP,
+	// host:port; empty takes Connect's listeners key from Props (HTTP and
+	// HTTPS listeners), else ":8083", and port 0 picks a free port
+	// (Worker.RESTAddr tells which). Workers name each other by their REST addresses (the
 	// leader's is how the others find its admin actor; GET /workers shows
 	// them), so across machines give a host they can reach.
 	RESTAddr string
