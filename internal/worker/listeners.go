@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"slices"
@@ -340,11 +341,23 @@ func onlyAdmin(next http.Handler, admin bool) http.Handler {
 // serveREST starts serving every listener.
 func (w *Worker) serveREST(h restHandlers) {
 	for _, s := range w.servers {
-		s.srv = &http.Server{Handler: h.handler(s), ReadHeaderTimeout: 10 * time.Second}
+		s.srv = &http.Server{Handler: h.handler(s), ReadHeaderTimeout: 10 * time.Second,
+			// TLS handshake failures (a client without a certificate, a
+			// plain HTTP request on an https listener) are the client's
+			// problem: logged at debug, not printed to stderr.
+			ErrorLog: stdlog.New(debugWriter{h.log.With().Str("listener", s.l.String()).Logger()}, "", 0)}
 		go func(s *restServer) {
 			if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				w.log.Error().Err(err).Str("listener", s.l.String()).Msg("REST server stopped")
 			}
 		}(s)
 	}
+}
+
+// debugWriter writes the http.Server's own log lines at debug.
+type debugWriter struct{ log zerolog.Logger }
+
+func (d debugWriter) Write(p []byte) (int, error) {
+	d.log.Debug().Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
