@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
-	"github.com/sluice-io/sluice/internal/properties"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/worker"
 )
@@ -140,7 +139,7 @@ func (f *workerFlags) workerProps(log zerolog.Logger) (map[string]string, error)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config: %v", err)}
 		}
-		file, err := properties.Parse(b)
+		file, err := parseProperties(b)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config %s: %v", f.configFile, err)}
 		}

@@ -1,10 +1,6 @@
-// Package properties reads Java properties files (java.util.Properties.load),
-// the format of Kafka Connect's worker files, standalone connector files and
-// PropertyFileLoginModule's users file.
-package properties
+package main
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Parse reads a Java properties file as java.util.Properties.load
+// parseProperties reads a Java properties file as java.util.Properties.load
 // does, which is how Kafka Connect reads its worker files and its
 // standalone connector files, so that a file written for Connect means
 // the same here:
@@ -32,7 +28,7 @@ import (
 // where Connect's ConfigDef would. Unlike Java's load(InputStream), which
 // reads ISO-8859-1, a file that is valid UTF-8 is read as UTF-8 (any other
 // is read as ISO-8859-1, as Java would). Duplicate keys: the last wins.
-func Parse(b []byte) (map[string]string, error) {
+func parseProperties(b []byte) (map[string]string, error) {
 	props := map[string]string{}
 	for _, l := range logicalLines(decodeProperties(b)) {
 		k, v, err := splitProperty(l.text)
@@ -141,10 +137,6 @@ func splitProperty(line string) (key, value string, err error) {
 // unescapeProperty resolves the escapes of a key or value
 // (Properties.loadConvert); \uXXXX pairs that encode a UTF-16 surrogate
 // pair become one character, and a lone surrogate becomes U+FFFD.
-// errMalformedU does not quote the escape: a value may be a secret (a
-// users file's password, a config provider's file).
-var errMalformedU = errors.New(`malformed \uXXXX escape: four hex digits must follow \u`)
-
 func unescapeProperty(s string) (string, error) {
 	if !strings.Contains(s, `\`) {
 		return s, nil
@@ -183,11 +175,11 @@ func unescapeProperty(s string) (string, error) {
 			write('\f')
 		case 'u':
 			if i+5 > len(s) {
-				return "", errMalformedU
+				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:])
 			}
 			n, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
 			if err != nil {
-				return "", errMalformedU
+				return "", fmt.Errorf(`malformed \uXXXX escape: \%s`, s[i:i+5])
 			}
 			i += 4
 			switch r := rune(n); {
