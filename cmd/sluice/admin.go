@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/admin"
 	"github.com/sluice-io/sluice/internal/controlpb"
+	"github.com/sluice-io/sluice/internal/javaprops"
 )
 
 // Exit codes of the admin commands, for scripts.
@@ -354,7 +355,7 @@ func jsonConfig(b []byte) (string, map[string]string, error) {
 // the format of Connect's standalone connector files. Values are trimmed,
 // as Connect's ConfigDef trims the values it parses.
 func propertiesConfig(b []byte) (map[string]string, error) {
-	cfg, err := parseProperties(b)
+	cfg, err := javaprops.Parse(b)
 	for k, v := range cfg {
 		cfg[k] = strings.TrimSpace(v)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/javaprops"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/worker"
 )
@@ -139,7 +140,7 @@ func (f *workerFlags) workerProps(log zerolog.Logger) (map[string]string, error)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config: %v", err)}
 		}
-		file, err := parseProperties(b)
+		file, err := javaprops.Parse(b)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--config %s: %v", f.configFile, err)}
 		}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/javaregex"
 )
 
 // Connect's predicates (org.apache.kafka.connect.transforms.predicates.*),
@@ -13,7 +14,7 @@ const predicatePkg = pkg + "predicates."
 
 // TopicNameMatches is true for a record whose topic matches pattern, a
 // Java regular expression, as a whole (Matcher.matches). The pattern is
-// translated for Go's RE2 engine (compileJavaRegex, as RegexRouter's); one that RE2 cannot
+// translated for Go's RE2 engine (javaregex.Compile, as RegexRouter's); one that RE2 cannot
 // match as Java would is refused when the connector is configured, naming
 // the construct.
 var _ = addPredicate(connectors.PredicatePlugin{
@@ -40,18 +41,18 @@ func validateTopicPattern(v string) error {
 	if err := validateNonEmptyString(v); err != nil {
 		return err
 	}
-	_, err := compileJavaRegex(javaTrim(v))
+	_, err := javaregex.Compile(javaTrim(v))
 	return err
 }
 
 func (p *topicNameMatches) Configure(props map[string]string) error {
-	re, err := compileJavaRegex(javaTrim(props[topicNamePattern]))
+	re, err := javaregex.Compile(javaTrim(props[topicNamePattern]))
 	if err != nil {
 		ce := &connectors.ConfigError{}
 		ce.Add(topicNamePattern, err.Error())
 		return ce
 	}
-	p.re = re.whole
+	p.re = re.Whole
 	return nil
 }
 

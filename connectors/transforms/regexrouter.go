@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/javaregex"
 )
 
 // RegexRouter: Connect's RegexRouter, which renames a record's topic when
@@ -12,7 +13,7 @@ import (
 // replaced by replacement (Matcher.matches, then Matcher.replaceFirst),
 // with Java's $n, ${name} and \ escapes.
 //
-// regex is a Java regular expression, run on Go's RE2 (javaregex.go, as TopicNameMatches' pattern): a
+// regex is a Java regular expression, run on Go's RE2 (internal/javaregex, as TopicNameMatches' pattern): a
 // pattern RE2 cannot run, such as one with a backreference or lookaround,
 // is refused at validation, naming the key.
 var _ = addTransform(connectors.TransformPlugin{Class: pkg + "RegexRouter", New: func() connectors.Transform { return &regexRouter{} }})
@@ -29,12 +30,12 @@ func regexRouterConfig() *connectors.ConfigDef {
 // RE2 cannot run. A pattern Java refuses says "Invalid regex", as
 // Connect's does; one RE2 cannot run names the construct.
 func validJavaRegex(v string) error {
-	_, err := compileJavaRegex(javaTrim(v))
+	_, err := javaregex.Compile(javaTrim(v))
 	return err
 }
 
 type regexRouter struct {
-	regex       *javaRegex
+	regex       *javaregex.Regex
 	replacement javaReplacement
 	// routed remembers the topics already routed: a task writes to few
 	// topics, and the answer for one never changes, so the regex runs once
@@ -57,7 +58,7 @@ func (t *regexRouter) Config() *connectors.ConfigDef { return regexRouterConfig(
 
 func (t *regexRouter) Configure(props map[string]string) error {
 	pattern, _ := configString(props, "regex")
-	re, err := compileJavaRegex(pattern)
+	re, err := javaregex.Compile(pattern)
 	if err != nil {
 		return keyError("regex", pattern, err.Error())
 	}
@@ -89,7 +90,7 @@ func (t *regexRouter) Apply(r *connectors.Record) (*connectors.Record, error) {
 // route is Connect's RegexRouter on one topic: the whole topic must match,
 // then the first match is replaced.
 func (t *regexRouter) route(topic string) routing {
-	if !t.regex.whole.MatchString(topic) {
+	if !t.regex.Whole.MatchString(topic) {
 		return routing{}
 	}
 	to, err := t.replacement.replaceFirst(t.regex, topic)
@@ -117,8 +118,8 @@ type replacementPart struct {
 // parseJavaReplacement reads replacement as appendExpandedReplacement: \c
 // is c; $n takes as many digits as make a group number the pattern has
 // (the first digit always counts); ${name} names a group.
-func parseJavaReplacement(replacement string, re *javaRegex) javaReplacement {
-	groups := re.re.NumSubexp()
+func parseJavaReplacement(replacement string, re *javaregex.Regex) javaReplacement {
+	groups := re.Find.NumSubexp()
 	var parts []replacementPart
 	var lit strings.Builder
 	flush := func() {
@@ -146,7 +147,7 @@ func parseJavaReplacement(replacement string, re *javaRegex) javaReplacement {
 			}
 			var ref int
 			var err error
-			if ref, i, err = groupReference(s, i, groups, re.names); err != nil {
+			if ref, i, err = groupReference(s, i, groups, re.Names); err != nil {
 				return javaReplacement{err: err}
 			}
 			flush()
@@ -207,8 +208,8 @@ func groupReference(s []rune, i, groups int, names map[string]int) (int, int, er
 
 // replaceFirst is Matcher.replaceFirst: the first match of re in s (Java
 // and RE2 pick the same leftmost-first match) replaced by the expansion.
-func (j javaReplacement) replaceFirst(re *javaRegex, s string) (string, error) {
-	m := re.re.FindStringSubmatchIndex(s)
+func (j javaReplacement) replaceFirst(re *javaregex.Regex, s string) (string, error) {
+	m := re.Find.FindStringSubmatchIndex(s)
 	if m == nil {
 		return s, nil
 	}

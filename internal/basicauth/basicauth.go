@@ -23,7 +23,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/jaas"
-	"github.com/sluice-io/sluice/internal/properties"
+	"github.com/sluice-io/sluice/internal/javaprops"
 )
 
 // The worker keys and the Java names they give.
@@ -138,7 +138,7 @@ func readUsers(path string) (usersFile, error) {
 	if err != nil {
 		return usersFile{}, fmt.Errorf("users file: %w", err)
 	}
-	props, err := properties.Parse(b)
+	props, err := javaprops.Parse(b)
 	if err != nil {
 		// The parser's errors name a line, never its text.
 		return usersFile{}, fmt.Errorf("users file %s: %w", path, err)

@@ -1,4 +1,4 @@
-package transforms
+package javaregex
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 // jpSubjects are the texts TestJavaPattern matches each pattern against.
 var jpSubjects = []string{``, `a`, `A`, `k`, `K`, "\u212a", "\u00e9", "\u00c9", `abc`, `ABC`, `aa`, `aaa`, `aaaaaa`, `x.y`, `xzy`, "\n", "\r", "\u000b", "\t", ` `, "\u00a0", "\u2028", "\u0085", `-`, `]`, `[`, `&`, `1`, `12`, "\u0663", `topic-1`, "\u001b", "\u0001", "\U0001f600", `{2}`, `a-b`, `_`, `b`}
 
-// TestJavaPattern pins compileJavaRegex against java.util.regex: each
+// TestJavaPattern pins Compile against java.util.regex: each
 // pattern matches exactly the subjects Java's Matcher.matches does (as
 // Java 17 and 25 do). They cover what the translation changes: Java's
 // \s, \h, \v, \R and '.', ASCII-only case insensitivity, quotations,
@@ -101,12 +101,12 @@ func TestJavaPattern(t *testing.T) {
 		{`x{0,0}`, []string{``}},
 	}
 	for _, tt := range tests {
-		jre, err := compileJavaRegex(tt.pattern)
+		jre, err := Compile(tt.pattern)
 		if err != nil {
-			t.Errorf("compileJavaRegex(%q): %v", tt.pattern, err)
+			t.Errorf("Compile(%q): %v", tt.pattern, err)
 			continue
 		}
-		re := jre.whole
+		re := jre.Whole
 		var got []string
 		for _, s := range jpSubjects {
 			if re.MatchString(s) {
@@ -178,10 +178,10 @@ func TestJavaPatternRefused(t *testing.T) {
 		{`\uD83D`, false, "a lone surrogate"},
 	}
 	for _, tt := range tests {
-		_, err := compileJavaRegex(tt.pattern)
-		var pe *javaRegexError
+		_, err := Compile(tt.pattern)
+		var pe *Error
 		if !errors.As(err, &pe) || pe.invalid != tt.invalid || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("compileJavaRegex(%q) error = %v, want invalid=%v and %q", tt.pattern, err, tt.invalid, tt.want)
+			t.Errorf("Compile(%q) error = %v, want invalid=%v and %q", tt.pattern, err, tt.invalid, tt.want)
 		}
 	}
 }
@@ -189,8 +189,8 @@ func TestJavaPatternRefused(t *testing.T) {
 // TestJavaPatternRE2Limits: a pattern Java takes that is too large for RE2
 // is refused as RE2's limit, not as invalid.
 func TestJavaPatternRE2Limits(t *testing.T) {
-	_, err := compileJavaRegex("((a{1000}){1000}){1000}")
-	var pe *javaRegexError
+	_, err := Compile("((a{1000}){1000}){1000}")
+	var pe *Error
 	if !errors.As(err, &pe) || pe.invalid {
 		t.Errorf("error = %v, want RE2's size limit", err)
 	}
@@ -202,18 +202,18 @@ func TestJavaPatternRE2Limits(t *testing.T) {
 // Pattern.RemoveQEQuoting does (so a quoted character can start a range),
 // and a \p name Java does not know refused as invalid, not as RE2's lack.
 func TestJavaRegexMerged(t *testing.T) {
-	re, err := compileJavaRegex(`(?:x)(?<a>y)((z))`)
+	re, err := Compile(`(?:x)(?<a>y)((z))`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if re.names["a"] != 1 || re.re.NumSubexp() != 3 || !re.whole.MatchString("xyz") {
-		t.Errorf("groups %d, names %v", re.re.NumSubexp(), re.names)
+	if re.Names["a"] != 1 || re.Find.NumSubexp() != 3 || !re.Whole.MatchString("xyz") {
+		t.Errorf("groups %d, names %v", re.Find.NumSubexp(), re.Names)
 	}
-	if re, err := compileJavaRegex(`[\Qa\E-c]`); err != nil || !re.whole.MatchString("b") {
+	if re, err := Compile(`[\Qa\E-c]`); err != nil || !re.Whole.MatchString("b") {
 		t.Errorf(`[\Qa\E-c]: %v, want a range a-c`, err)
 	}
-	_, err = compileJavaRegex(`\p{Latin}`)
-	var pe *javaRegexError
+	_, err = Compile(`\p{Latin}`)
+	var pe *Error
 	if !errors.As(err, &pe) || !pe.invalid || !strings.Contains(err.Error(), "Unknown character property name {Latin}") {
 		t.Errorf(`\p{Latin}: %v, want Java's unknown property`, err)
 	}

@@ -1,4 +1,7 @@
-package transforms
+// Package javaregex runs java.util.regex patterns, which Connect's keys
+// take (RegexRouter's regex, TopicNameMatches' pattern, EnvVarConfigProvider's
+// allowlist.pattern), on Go's regexp (RE2).
+package javaregex
 
 import (
 	"errors"
@@ -11,9 +14,9 @@ import (
 	"unicode/utf8"
 )
 
-// Connect's transforms take java.util.regex patterns (RegexRouter's
-// regex, TopicNameMatches' pattern); Sluice matches with Go's regexp
-// (RE2). This is the one translator for them all. compileJavaRegex
+// Connect's keys take java.util.regex patterns (RegexRouter's regex,
+// TopicNameMatches' pattern, allowlist.pattern); Sluice matches with Go's
+// regexp (RE2). This is the one translator for them all. Compile
 // rewrites the constructs whose syntax or meaning differ (\s, \h, \v, \R,
 // '.', \uXXXX, \0 octal, \e, \cX, \Q...\E, POSIX \p{Lower} classes, Java's
 // ASCII-only case insensitivity, repetitions of repetitions and of
@@ -32,31 +35,31 @@ import (
 // sees every Unicode letter and digit). Kafka topic names are ASCII
 // letters, digits, '.', '_' and '-', none of which these touch.
 
-// javaRegexError is a pattern compileJavaRegex refuses: Java refuses it
+// Error is a pattern Compile refuses: Java refuses it
 // too (invalid), or Java takes it and RE2 cannot match it.
-type javaRegexError struct {
+type Error struct {
 	invalid bool
 	msg     string
 }
 
-func (e *javaRegexError) Error() string {
+func (e *Error) Error() string {
 	if e.invalid {
 		return "Invalid regex: " + e.msg
 	}
 	return e.msg
 }
 
-// javaRegex is a compiled Java pattern. RegexRouter needs both forms and
-// the group names: whole decides whether it applies, re finds the match
-// that replaceFirst replaces, and names resolve ${name}.
-type javaRegex struct {
-	re    *regexp.Regexp // the pattern, unanchored (Matcher.find)
-	whole *regexp.Regexp // the pattern matching a whole text (Matcher.matches)
-	names map[string]int // named groups' numbers
+// Regex is a compiled Java pattern. RegexRouter needs both forms and
+// the group names: Whole decides whether it applies, Find finds the match
+// that replaceFirst replaces, and Names resolve ${name}.
+type Regex struct {
+	Find  *regexp.Regexp // the pattern, unanchored (Matcher.find)
+	Whole *regexp.Regexp // the pattern matching a whole text (Matcher.matches)
+	Names map[string]int // named groups' numbers
 }
 
-// compileJavaRegex is Pattern.compile for the patterns RE2 can run.
-func compileJavaRegex(pattern string) (*javaRegex, error) {
+// Compile is Pattern.compile for the patterns RE2 can run.
+func Compile(pattern string) (*Regex, error) {
 	tr := javaRegexTranslator{src: string(removeQEQuoting([]rune(pattern))), names: map[string]int{}}
 	out, err := tr.translate()
 	if err != nil {
@@ -70,7 +73,7 @@ func compileJavaRegex(pattern string) (*javaRegex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &javaRegex{re: re, whole: whole, names: tr.names}, nil
+	return &Regex{Find: re, Whole: whole, Names: tr.names}, nil
 }
 
 // compileRE2 compiles a translation of pattern. What the translation
@@ -83,9 +86,9 @@ func compileRE2(pattern, translated string) (*regexp.Regexp, error) {
 	}
 	var se *syntax.Error
 	if errors.As(err, &se) && (se.Code == syntax.ErrLarge || se.Code == syntax.ErrNestingDepth || se.Code == syntax.ErrInvalidRepeatSize) {
-		return nil, &javaRegexError{msg: fmt.Sprintf("%q cannot be translated to Go's RE2 engine, which cannot do %s", pattern, se.Code)}
+		return nil, &Error{msg: fmt.Sprintf("%q cannot be translated to Go's RE2 engine, which cannot do %s", pattern, se.Code)}
 	}
-	return nil, &javaRegexError{invalid: true, msg: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
+	return nil, &Error{invalid: true, msg: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 }
 
 // patternFlags are the inline flags the translator follows.
@@ -135,13 +138,13 @@ func (t *javaRegexTranslator) write(k patternItem, s string) {
 
 // invalid is a pattern Java refuses, with Java's message.
 func (t *javaRegexTranslator) invalid(format string, args ...any) error {
-	return &javaRegexError{invalid: true, msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" near index %d", t.pos)}
+	return &Error{invalid: true, msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" near index %d", t.pos)}
 }
 
 // unsupported is a construct Java takes and RE2 cannot do: what names it
 // as written, kind the family of constructs RE2 lacks.
 func unsupported(what, kind string) error {
-	return &javaRegexError{msg: what + " cannot be translated to Go's RE2 engine, which cannot do " + kind}
+	return &Error{msg: what + " cannot be translated to Go's RE2 engine, which cannot do " + kind}
 }
 
 func (t *javaRegexTranslator) peek() (rune, int) {

@@ -1,4 +1,7 @@
-package main
+// Package javaprops reads Java properties files, the format of Kafka
+// Connect's worker and connector files and of the files FileConfigProvider
+// reads secrets from.
+package javaprops
 
 import (
 	"fmt"
@@ -8,10 +11,10 @@ import (
 	"unicode/utf8"
 )
 
-// parseProperties reads a Java properties file as java.util.Properties.load
-// does, which is how Kafka Connect reads its worker files and its
-// standalone connector files, so that a file written for Connect means
-// the same here:
+// Parse reads a Java properties file as java.util.Properties.load
+// does, which is how Kafka Connect reads its worker files, its
+// standalone connector files and FileConfigProvider's files, so that a
+// file written for Connect means the same here:
 //
 //   - a key ends at the first unescaped '=', ':' or whitespace; the
 //     separator may have whitespace around it, and whitespace alone
@@ -28,7 +31,7 @@ import (
 // where Connect's ConfigDef would. Unlike Java's load(InputStream), which
 // reads ISO-8859-1, a file that is valid UTF-8 is read as UTF-8 (any other
 // is read as ISO-8859-1, as Java would). Duplicate keys: the last wins.
-func parseProperties(b []byte) (map[string]string, error) {
+func Parse(b []byte) (map[string]string, error) {
 	props := map[string]string{}
 	for _, l := range logicalLines(decodeProperties(b)) {
 		k, v, err := splitProperty(l.text)

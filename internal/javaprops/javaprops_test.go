@@ -1,4 +1,4 @@
-package main
+package javaprops
 
 import (
 	"maps"
@@ -40,7 +40,7 @@ func TestParsePropertiesAsJavaDoes(t *testing.T) {
 		{"CRLF and CR line ends", "a=1\r\nb=2\rc=3", map[string]string{"a": "1", "b": "2", "c": "3"}},
 		{"the last duplicate wins", "k=1\nk=2\n", map[string]string{"k": "2"}},
 	} {
-		got, err := parseProperties([]byte(tc.in))
+		got, err := Parse([]byte(tc.in))
 		if err != nil || !maps.Equal(got, tc.want) {
 			t.Errorf("%s: %q gives %q, %v; want %q", tc.what, tc.in, got, err, tc.want)
 		}
@@ -49,7 +49,7 @@ func TestParsePropertiesAsJavaDoes(t *testing.T) {
 
 func TestParsePropertiesMalformedEscapeNamesTheLine(t *testing.T) {
 	for _, in := range []string{"a=1\n\n# c\nb=\\u12G4\n", "a=1\n\n# c\nb=x\\u12\n"} {
-		_, err := parseProperties([]byte(in))
+		_, err := Parse([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), `\u`) {
 			t.Errorf("%q: %v, want an error naming line 4 and the escape", in, err)
 		}
