@@ -140,8 +140,10 @@ func readUsers(path string) (usersFile, error) {
 	}
 	props, err := javaprops.Parse(b)
 	if err != nil {
-		// The parser's errors name a line, never its text.
-		return usersFile{}, fmt.Errorf("users file %s: %w", path, err)
+		// The parser's message quotes the bad text, here a password:
+		// only its "line N" goes on.
+		where, _, _ := strings.Cut(err.Error(), ":")
+		return usersFile{}, fmt.Errorf("users file %s: %s: a malformed escape (the text is not shown: it may be a password)", path, where)
 	}
 	f := usersFile{path: path, passwords: make(map[string][sha256.Size]byte, len(props))}
 	for user, password := range props {

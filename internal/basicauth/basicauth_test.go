@@ -95,11 +95,16 @@ func TestFromPropsRefusals(t *testing.T) {
 			"login module com.sun.security.auth.module.LdapLoginModule is not supported"},
 		{"no file option", props(write("c.jaas", "KafkaConnect { "+LoginModule+" required; };")), "needs the option file="},
 		{"missing users file", props(write("d.jaas", "KafkaConnect { "+LoginModule+" required file=\""+filepath.Join(dir, "none")+"\"; };")), "users file: open"},
+		{"bad users file", props(write("f.jaas", "KafkaConnect { "+LoginModule+" required file=\""+write("bad.properties", "alice: pa\\uZZZZss\n")+"\"; };")),
+			"bad.properties: line 1: a malformed escape"},
 		{"bad syntax", props(write("e.jaas", "KafkaConnect { "+LoginModule+" required file=\"x\" }")), "expected an option name, found '}'"},
 	} {
 		_, err := FromProps(tc.props, zerolog.Nop())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "ZZZZ") {
+			t.Errorf("%s: the error shows the users file's text: %v", tc.name, err)
 		}
 	}
 	if u, err := FromProps(map[string]string{ExtensionsKey: " "}, zerolog.Nop()); u != nil || err != nil {
