@@ -2,13 +2,11 @@ package worker
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/tlsconf/tlstest"
 )
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // saslSSLBroker is an embedded broker that requires TLS and SCRAM-SHA-512
 // (user connect, password connect-secret), and the worker keys that reach
@@ -56,22 +37,11 @@ func saslSSLBroker(t *testing.T, password string) (bootstrap string, props map[s
 
 func startSecureWorker(t *testing.T, bootstrap string, props map[string]string, log zerolog.Logger) *Worker {
 	t.Helper()
-	w, err := Start(Config{
+	return startWorkerWith(t, Config{
 		Cluster: kafkatest.Unique("sec"), Bootstrap: []string{bootstrap}, RESTAddr: "127.0.0.1:0",
 		OffsetFlushInterval: 100 * time.Millisecond, Props: props, Log: log,
 		RestartBackoffMin: 100 * time.Millisecond, RestartBackoffMax: time.Second,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := w.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	return w
 }
 
 func post(t *testing.T, url, body string) {
@@ -120,7 +90,7 @@ func TestWorkerOverSASLSSLRunsConnectors(t *testing.T) {
 func TestWorkerWithAWrongPasswordSaysSoAndStaysUp(t *testing.T) {
 	const wrong = "Wrong-Password-Not-For-Logs"
 	bootstrap, props := saslSSLBroker(t, wrong)
-	var logs syncBuffer
+	var logs testutil.LogBuffer
 	w := startSecureWorker(t, bootstrap, props, zerolog.New(&logs))
 	base := "http://" + w.RESTAddr()
 
