@@ -90,7 +90,7 @@ func TestFromPropsRefusals(t *testing.T) {
 			"rest.extension.classes: com.example.MyExtension: Sluice cannot load Java classes; the one REST extension it implements is " + ExtensionClass},
 		{"no JAAS file", map[string]string{ExtensionsKey: ExtensionClass}, "needs java.security.auth.login.config"},
 		{"missing JAAS file", props(filepath.Join(dir, "nope.jaas")), "java.security.auth.login.config: open"},
-		{"no section", props(write("a.jaas", "Other { " + LoginModule + " required file=\"x\"; };")), "has no KafkaConnect section"},
+		{"no section", props(write("a.jaas", "Other { "+LoginModule+" required file=\"x\"; };")), "has no KafkaConnect section"},
 		{"other module", props(write("b.jaas", "KafkaConnect { com.sun.security.auth.module.LdapLoginModule required; };")),
 			"login module com.sun.security.auth.module.LdapLoginModule is not supported"},
 		{"no file option", props(write("c.jaas", "KafkaConnect { "+LoginModule+" required; };")), "needs the option file="},
