@@ -113,3 +113,33 @@ func TestSSLPropsPrefixRule(t *testing.T) {
 		t.Fatalf("with a prefixed key: %v from %s, want only the prefixed keys", got, from)
 	}
 }
+
+// Without listeners.https.* keys, an https listener serves the worker's own
+// ssl.* keystore, and ssl.client.auth=required refuses a client without a
+// certificate.
+func TestHTTPSListenerTakesTheWorkersSSLKeys(t *testing.T) {
+	pki := tlstest.New(t)
+	keystore := tlstest.WriteFile(t, "server.pem", []byte(tlstest.KeyPEM(t, pki.ServerKey)+tlstest.CertPEM(pki.ServerCert, pki.CA)))
+	trust := tlstest.WriteFile(t, "ca.pem", []byte(tlstest.CertPEM(pki.CA)))
+	w := startWithProps(t, map[string]string{
+		"listeners":             "https://127.0.0.1:0",
+		"ssl.keystore.type":     "PEM",
+		"ssl.keystore.location": keystore,
+		"ssl.truststore.type":   "PEM", "ssl.truststore.location": trust,
+		"ssl.client.auth": "required",
+	})
+	main, _ := w.ListenerURLs()
+	if !strings.HasPrefix(w.restURL, "https://") || len(main) != 1 {
+		t.Fatalf("advertised %s, listeners %v", w.restURL, main)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(pki.CA)
+	if _, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}).Get(main[0] + "/admin/loggers"); err == nil {
+		t.Fatal("a client without a certificate was served")
+	}
+	withCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool,
+		Certificates: []tls.Certificate{{Certificate: [][]byte{pki.ClientCert.Raw}, PrivateKey: pki.ClientKey}}}}}
+	if code := status(t, withCert, main[0]+"/admin/loggers"); code != 200 {
+		t.Fatalf("a client with a certificate: %d", code)
+	}
+}
