@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
 	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
