@@ -169,7 +169,7 @@ sasl.mechanism=GSSAPI
 sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";
 config.providers=file
 config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
-producer.compression.type=lz4
+producer.batch.size=65536
 exactly.once.source.support=enabled
 scheduled.rebalance.max.delay.ms=300000
 plugin.path=/usr/share/java
@@ -179,7 +179,7 @@ plugin.path=/usr/share/java
 		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
 	for _, k := range []string{"sasl.mechanism: GSSAPI",
-		"config.providers=file", "config.providers.file.class", "producer.compression.type",
+		"config.providers=file", "config.providers.file.class", "producer.batch.size",
 		"exactly.once.source.support=enabled", "scheduled.rebalance.max.delay.ms=300000"} {
 		if !strings.Contains(stderr, k) {
 			t.Errorf("the refusal does not name %s:\n%s", k, stderr)
