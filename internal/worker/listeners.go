@@ -105,6 +105,8 @@ type restListeners struct {
 	mainTLS, adminTLS *tls.Config
 	// headers are response.http.headers.config's (nil: none).
 	headers *rest.ResponseHeaders
+	// replaced is the listeners key's value when RESTAddr replaced it.
+	replaced string
 }
 
 // applyListeners resolves listeners, admin.listeners, their TLS and
@@ -121,6 +123,9 @@ func (c *Config) applyListeners() error {
 	switch {
 	case c.RESTAddr != "":
 		r.main = []listener{{"http", c.RESTAddr}}
+		if given {
+			r.replaced = v
+		}
 	case given:
 		ls, err := parseListenerList("listeners", v)
 		errs = append(errs, err)

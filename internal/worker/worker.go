@@ -301,6 +301,10 @@ func Start(cfg Config) (*Worker, error) {
 		w.auth = cfg.restAuth
 		log.Info().Strs("users_files", cfg.restAuth.Paths()).Msg("REST API and admin requests require HTTP basic authentication")
 	}
+	if r := cfg.listeners.replaced; r != "" {
+		log.Info().Str("listeners", r).Str("rest_addr", cfg.RESTAddr).
+			Msg("the listeners key is replaced by the REST address given (--rest-addr): one HTTP listener there")
+	}
 	if strings.TrimSpace(cfg.Props["access.control.allow.methods"]) != "" && rest.NewCORS(cfg.Props["access.control.allow.origin"], "") == nil {
 		log.Info().Str("key", "access.control.allow.methods").Msg("no effect without access.control.allow.origin, as in Kafka Connect")
 	}
