@@ -59,9 +59,10 @@ type Config struct {
 	Cluster string
 	// Bootstrap lists Kafka brokers as host:port (bootstrap.servers).
 	Bootstrap []string
-	// RESTAddr is where Kafka Connect's REST API listens, host:port; empty
-	// means ":8083", and port 0 picks a free port (Worker.RESTAddr tells
-	// which). Workers name each other by their REST addresses (the
+	// RESTAddr is where Kafka Connect's REST API listens over HTTP,
+	// host:port; empty takes Connect's listeners key from Props (HTTP and
+	// HTTPS listeners), else ":8083", and port 0 picks a free port
+	// (Worker.RESTAddr tells which). Workers name each other by their REST addresses (the
 	// leader's is how the others find its admin actor; GET /workers shows
 	// them), so across machines give a host they can reach.
 	RESTAddr string
@@ -82,7 +83,8 @@ type Config struct {
 	// connector (value.converter, value.converter.schemas.enable, ...),
 	// the storage topics, offset.flush.interval.ms, and keys that stand for
 	// the fields above where those are empty (bootstrap.servers, group.id,
-	// listeners). Keys Sluice cannot honour (TLS and SASL, config
+	// listeners), Kafka's security keys (security.protocol, sasl.*,
+	// ssl.*) for every Kafka client. Keys Sluice cannot honour (config
 	// providers, ...) make NewWorker fail, naming each; keys without
 	// effect and unknown keys are logged once. The README's table of
 	// worker keys lists them.
@@ -92,7 +94,9 @@ type Config struct {
 	// start from builtin.Registry() and Register them.
 	Registry *connectors.Registry
 	// KafkaOpts are extra options for every Kafka client of the worker:
-	// TLS (kgo.DialTLSConfig), SASL (kgo.SASL), and so on.
+	// TLS (kgo.DialTLSConfig), SASL (kgo.SASL), and so on. Give TLS and
+	// SASL either here or with the security keys in Props, not both:
+	// franz-go adds SASL mechanisms up.
 	KafkaOpts []kgo.Opt
 	// Log is where the worker logs, and its level the level the
 	// worker's loggers start at (for example

@@ -39,6 +39,11 @@ workers' gossip at --join (a worker's --bind address; 'sluice dev' listens on
 127.0.0.1:8084) and sends protobuf control messages to a worker's admin actor.
 Any worker answers; writes go on to the group leader.
 
+When the workers require HTTP basic authentication (rest.extension.classes
+with BasicAuthSecurityRestExtension), give --user and --password-file (a file
+holding the password, so that it appears in no process list or shell history):
+the workers check them against the same users file as their REST API.
+
 Output is a human table; -o json prints exactly what Kafka Connect's REST API
 answers, for scripts. Exit codes: 0 done, 1 refused (bad request or invalid
 config), 2 usage error, 3 no worker reachable, 4 not found, 5 conflict (the
@@ -48,10 +53,12 @@ cluster failed.
 
 // adminFlags are the flags of every admin command.
 type adminFlags struct {
-	join    string
-	cluster string
-	output  choice
-	timeout time.Duration
+	join         string
+	cluster      string
+	output       choice
+	timeout      time.Duration
+	user         string
+	passwordFile string
 	logFlags
 }
 
@@ -62,6 +69,8 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.output, "o", "output: table or json (json is the REST API's answer)")
 	fs.Var(&f.output, "output", "same as -o")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "how long to wait for the cluster's answer")
+	fs.StringVar(&f.user, "user", "", "user name, when the workers require HTTP basic authentication")
+	fs.StringVar(&f.passwordFile, "password-file", "", "file holding --user's password (its one line)")
 	f.logFlags.register(fs)
 	// The client's own logs are noise unless asked for.
 	f.level.value = "error"
@@ -90,6 +99,8 @@ type adminCmd struct {
 	stderr io.Writer
 	log    zerolog.Logger
 	client *admin.Client
+	// password is read from --password-file.
+	password string
 }
 
 func newAdminCmd(name, help string, stdout, stderr io.Writer) *adminCmd {
@@ -125,6 +136,25 @@ func (c *adminCmd) parse(args []string) error {
 		return err
 	}
 	c.log = log
+	return c.readPassword()
+}
+
+// readPassword reads --password-file: its content without the final line
+// break. Errors name the flag and the file, never the content.
+func (c *adminCmd) readPassword() error {
+	switch {
+	case c.f.user == "" && c.f.passwordFile == "":
+		return nil
+	case c.f.user == "":
+		return usageError{errors.New("--password-file needs --user")}
+	case c.f.passwordFile == "":
+		return usageError{errors.New("--user needs --password-file (a file holding the password)")}
+	}
+	b, err := os.ReadFile(c.f.passwordFile)
+	if err != nil {
+		return usageError{fmt.Errorf("--password-file: %w", err)}
+	}
+	c.password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	return nil
 }
 
@@ -165,6 +195,7 @@ func (c *adminCmd) do(ctx context.Context, req *controlpb.AdminRequest) (*contro
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.f.timeout)
 	defer cancel()
+	req.User, req.Password = c.f.user, c.password
 	res, err := c.client.Do(rctx, req)
 	if err != nil {
 		return nil, &cliError{code: exitUnreachable, msg: err.Error()}

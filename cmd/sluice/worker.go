@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/javaprops"
+	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
@@ -31,10 +32,13 @@ A Kafka Connect worker properties file runs unchanged:
   sluice worker --config connect-distributed.properties
 bootstrap.servers, group.id (the cluster name), listeners (the REST address),
 rest.advertised.*, the storage topics, the converters and Connect's other
-worker keys apply as in Connect, config providers (config.providers) too:
+worker keys apply as in Connect, TLS and SASL to Kafka included
+(security.protocol, sasl.*, ssl.*, also under producer., consumer., admin.),
+and config providers (config.providers):
 ${file:/path/secrets.properties:key} placeholders are resolved in the worker's
 keys and, when each starts, in connector and task configs. Keys Sluice cannot
-honour (TLS and SASL, worker-level producer.* and consumer.*, ...) are refused at
+honour (worker-level producer.* and consumer.* other than the security keys,
+...) are refused at
 start, every one named; keys without effect here (plugin.path, ...) and
 unknown keys are logged once and ignored, as Connect ignores unknown keys.
 The README's table of worker keys lists them all. A single key can also be
@@ -70,6 +74,8 @@ type workerFlags struct {
 	suspicion   int
 	// requestTimeout bounds a request's wait for the group (control.Router).
 	requestTimeout time.Duration
+	// maxBody bounds a REST request's body; Connect has no key for it.
+	maxBody int64
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
 	logFlags
@@ -114,6 +120,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
+	fs.Int64Var(&f.maxBody, "rest-max-body-bytes", rest.MaxBodyBytes, "the largest REST request body taken; a larger one is answered 413 (Kafka Connect has no such bound or key)")
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
@@ -181,6 +188,7 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		RestartBackoffMin: f.backoffMin,
 		RestartBackoffMax: f.backoffMax,
 		RequestTimeout:    f.requestTimeout,
+		RESTMaxBodyBytes:  f.maxBody,
 		GossipBind:        f.bind,
 		GossipAdvertise:   f.advertise,
 		Join:              connectors.SplitList(f.join),
@@ -225,6 +233,8 @@ func (f *workerFlags) check(use func(flag string, keys ...string) bool) error {
 		return usageError{fmt.Errorf("--probe-timeout must be positive and below --probe-interval, and --suspicion-mult at least 1")}
 	case f.requestTimeout <= 0:
 		return usageError{fmt.Errorf("--request-timeout must be positive")}
+	case f.maxBody <= 0:
+		return usageError{fmt.Errorf("--rest-max-body-bytes must be positive")}
 	case f.session <= 0 || f.heartbeat <= 0:
 		return usageError{fmt.Errorf("--session-timeout and --heartbeat-interval must be positive")}
 	case use("session-timeout", "session.timeout.ms") && use("heartbeat-interval", "heartbeat.interval.ms") && f.heartbeat >= f.session:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -26,6 +27,9 @@ var _ control.LeaderWrites = Leader{}
 // do sends op and decodes a 2xx answer's JSON into out (nil: no body).
 func (l Leader) do(ctx context.Context, req *controlpb.AdminRequest, out any) (int, error) {
 	req.ForwardedBy = l.From
+	// The user this worker authenticated, if any, goes along; the
+	// credentials themselves stay here.
+	req.Principal = basicauth.Principal(ctx)
 	res, err := l.Ask(ctx, req)
 	if err != nil {
 		// Delivered or not, the outcome is unknown: the client tries

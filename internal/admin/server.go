@@ -17,6 +17,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -38,6 +41,16 @@ type Server struct {
 	// request timeout (90 s), so that a write waiting for a leader is
 	// answered by the control plane, not cut off here.
 	Timeout time.Duration
+	// Auth, when set, checks the user and password of every request a
+	// client (the admin CLI) sends, as the REST API checks HTTP basic
+	// authentication: the CLI reaches the cluster through the actor
+	// system, and would otherwise bypass the REST API's authentication.
+	// Requests another worker forwarded are accepted: that worker checked
+	// its client, and members of the cluster trust each other.
+	Auth basicauth.Checker
+	// Log records refused requests (at debug, never with the password) and
+	// who a forwarded write came from.
+	Log zerolog.Logger
 }
 
 // Conflict is Connect's answer while a rebalance leaves the leader unknown.
@@ -52,8 +65,23 @@ func (s *Server) Handle(ctx context.Context, req *controlpb.AdminRequest) *contr
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if req.GetForwardedBy() != "" {
+	switch {
+	case req.GetForwardedBy() != "":
 		ctx = control.Forwarded(ctx)
+		if p := req.GetPrincipal(); p != "" {
+			ctx = basicauth.WithPrincipal(ctx, p)
+		}
+		s.Log.Debug().Str("forwarded_by", req.GetForwardedBy()).Str("principal", req.GetPrincipal()).Str("op", opName(req)).
+			Msg("admin request forwarded by another worker")
+	case s.Auth != nil:
+		if !s.Auth.Authenticate(req.GetUser(), req.GetPassword()) {
+			s.Log.Debug().Str("user", req.GetUser()).Str("op", opName(req)).Msg("admin request failed authentication")
+			res := errorResponse(http.StatusUnauthorized, basicauth.Unauthorized+
+				" This worker requires HTTP basic authentication: give the admin command --user and --password-file.")
+			res.ServedBy = s.WorkerID
+			return res
+		}
+		ctx = basicauth.WithPrincipal(ctx, req.GetUser())
 	}
 	served := &servedBy{id: s.WorkerID}
 	code, body, err := s.serve(context.WithValue(ctx, servedByKey{}, served), req)
@@ -264,6 +292,11 @@ func (s *Server) list(m *controlpb.ListConnectors) (int, any, error) {
 		out[n] = entry
 	}
 	return http.StatusOK, out, nil
+}
+
+// opName names a request's operation for the log.
+func opName(req *controlpb.AdminRequest) string {
+	return fmt.Sprintf("%T", req.GetOp())
 }
 
 func orEmpty(m map[string]string) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +120,59 @@ func TestFollowerForwardsWritesOnce(t *testing.T) {
 	start := time.Now()
 	if res := noLeader.Handle(ctx, create("e")); res.GetCode() != http.StatusConflict || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("write with no leader: %d after %v, want 409 once the request timeout (300ms) is spent", res.GetCode(), time.Since(start))
+	}
+}
+
+// users accepts one user and password.
+type users struct{ user, password string }
+
+func (u users) Authenticate(user, password string) bool {
+	return user == u.user && password == u.password
+}
+
+// With authentication on, a worker's admin actor refuses a client's
+// request without the right credentials (401, as REST) and carries out
+// one with them; the follower forwards the authenticated write to a leader
+// that requires authentication too, with the user as its principal and no
+// credentials, and the leader accepts it.
+func TestAdminAuthentication(t *testing.T) {
+	env := controltest.NewEnv(t)
+	auth := users{"alice", "s3cret"}
+	leader := &admin.Server{C: control.NewRouter(env.C, cluster{self: true}, 0), WorkerID: "w1", Auth: auth}
+	var forwarded []*controlpb.AdminRequest
+	toLeader := admin.Leader{From: "w2", Ask: func(ctx context.Context, req *controlpb.AdminRequest) (*controlpb.AdminResponse, error) {
+		forwarded = append(forwarded, req)
+		return leader.Handle(ctx, req), nil
+	}}
+	follower := &admin.Server{C: control.NewRouter(env.C, cluster{leader: toLeader}, 0), WorkerID: "w2", Auth: auth}
+	ctx := t.Context()
+	for _, creds := range []users{{}, {"alice", "wrong"}, {"bob", "s3cret"}} {
+		req := create("c")
+		req.User, req.Password = creds.user, creds.password
+		res := follower.Handle(ctx, req)
+		if res.GetCode() != http.StatusUnauthorized || !strings.Contains(res.GetMessage(), "User cannot access the resource.") ||
+			!strings.Contains(res.GetMessage(), "--user") || strings.Contains(res.GetMessage(), "wrong") {
+			t.Fatalf("create with %+v: %d %q, want 401 naming --user and not the password", creds, res.GetCode(), res.GetMessage())
+		}
+		if res := follower.Handle(ctx, func() *controlpb.AdminRequest { r := get("c"); r.User = creds.user; return r }()); res.GetCode() != http.StatusUnauthorized {
+			t.Fatalf("read with %+v: %d, want 401", creds, res.GetCode())
+		}
+	}
+	if len(forwarded) != 0 {
+		t.Fatalf("an unauthenticated write was forwarded: %v", forwarded)
+	}
+	req := create("c")
+	req.User, req.Password = "alice", "s3cret"
+	if res := follower.Handle(ctx, req); res.GetCode() != http.StatusCreated {
+		t.Fatalf("authenticated create through a follower: %d %s", res.GetCode(), res.GetMessage())
+	}
+	if len(forwarded) != 1 || forwarded[0].GetPrincipal() != "alice" || forwarded[0].GetPassword() != "" || forwarded[0].GetUser() != "" {
+		t.Fatalf("forwarded %v, want one request with principal alice and no credentials", forwarded)
+	}
+	// A leader without authentication configured trusts forwarded writes
+	// just the same; a client's request to it needs nothing.
+	open := &admin.Server{C: env.C, WorkerID: "w3"}
+	if res := open.Handle(ctx, get("c")); res.GetCode() != http.StatusOK {
+		t.Fatalf("read on a worker without authentication: %d", res.GetCode())
 	}
 }

@@ -208,6 +208,17 @@ type AdminRequest struct {
 	// a worker that is not the leader answers such a request with 409
 	// instead of forwarding it again.
 	ForwardedBy string `protobuf:"bytes,1,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// user and password are the admin CLI's credentials (--user,
+	// --password-file), checked as the REST API checks HTTP basic
+	// authentication when the worker requires it. A forwarded request
+	// carries none: the worker that forwarded it checked them, and the
+	// cluster's members trust each other (their traffic is authenticated by
+	// the gossip key and the cluster's TLS).
+	User     string `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Password string `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
+	// principal is the user the forwarding worker authenticated (REST or
+	// admin), for the leader's logs; empty when no authentication applied.
+	Principal string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
 	// Types that are valid to be assigned to Op:
 	//
 	//	*AdminRequest_ListConnectors
@@ -277,6 +288,27 @@ func (*AdminRequest) Descriptor() ([]byte, []int) {
 func (x *AdminRequest) GetForwardedBy() string {
 	if x != nil {
 		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *AdminRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *AdminRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *AdminRequest) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
 	}
 	return ""
 }
@@ -1622,9 +1654,12 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"connectors\x18\x05 \x03(\tR\n" +
 	"connectors\x120\n" +
-	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xee\x0f\n" +
+	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xbc\x10\n" +
 	"\fAdminRequest\x12!\n" +
-	"\fforwarded_by\x18\x01 \x01(\tR\vforwardedBy\x12L\n" +
+	"\fforwarded_by\x18\x01 \x01(\tR\vforwardedBy\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x1a\n" +
+	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1c\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12L\n" +
 	"\x0flist_connectors\x18\n" +
 	" \x01(\v2!.sluice.control.v1.ListConnectorsH\x00R\x0elistConnectors\x12F\n" +
 	"\rget_connector\x18\v \x01(\v2\x1f.sluice.control.v1.ConnectorRefH\x00R\fgetConnector\x12@\n" +

@@ -39,7 +39,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{ErrorCode: code, Message: msg})
 }
 
-// readBody reads a JSON request body within MaxBodyBytes. A body declared
+// readBody reads a JSON request body within the handler's bound. A body declared
 // as something other than JSON gets 415; a missing Content-Type is taken as
 // JSON, as curl users often send none.
 func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -50,10 +50,11 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 			return nil, false
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	// ServeHTTP bounded r.Body.
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if isMaxBytes(err) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", MaxBodyBytes))
+			h.tooLarge(w)
 			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "Reading the request body: "+err.Error())

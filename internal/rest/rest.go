@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -19,18 +20,37 @@ import (
 	"github.com/sluice-io/sluice/internal/control"
 )
 
-// MaxBodyBytes bounds a request body; connector configs are far smaller.
+// MaxBodyBytes is the default bound of a request body (1 MiB); connector
+// configs are far smaller. Kafka Connect has no such bound and no key for
+// one: the worker's --rest-max-body-bytes flag changes it.
 const MaxBodyBytes = 1 << 20
 
 type handler struct {
-	c   control.API
-	log zerolog.Logger
-	mux *http.ServeMux
+	c       control.API
+	log     zerolog.Logger
+	mux     *http.ServeMux
+	maxBody int64
+}
+
+// Option changes a handler's defaults.
+type Option func(*handler)
+
+// WithMaxBody bounds request bodies to n bytes (default MaxBodyBytes); a
+// larger body is answered 413.
+func WithMaxBody(n int64) Option {
+	return func(h *handler) {
+		if n > 0 {
+			h.maxBody = n
+		}
+	}
 }
 
 // NewHandler returns the REST API over c.
-func NewHandler(c control.API, log zerolog.Logger) http.Handler {
-	h := &handler{c: c, log: log, mux: http.NewServeMux()}
+func NewHandler(c control.API, log zerolog.Logger, opts ...Option) http.Handler {
+	h := &handler{c: c, log: log, mux: http.NewServeMux(), maxBody: MaxBodyBytes}
+	for _, o := range opts {
+		o(h)
+	}
 	routes := map[string]http.HandlerFunc{
 		"GET /{$}":                                   h.root,
 		"GET /health":                                h.health,
@@ -96,6 +116,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug().Str("method", r.Method).Str("path", r.URL.Path).Int("status", sw.status).
 			Dur("duration", time.Since(start)).Msg("request")
 	}()
+	if r.ContentLength > h.maxBody {
+		// Declared too large: refused before a byte of it is read.
+		h.tooLarge(sw)
+		return
+	}
+	r.Body = http.MaxBytesReader(sw, r.Body, h.maxBody)
 	// Connect answers /connectors/ like /connectors, and scripts rely on it.
 	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
 		r2 := new(http.Request)
@@ -105,6 +131,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 		r2.URL = &u
 		r = r2
+	}
+	if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		// ServeMux would redirect to the clean path with an HTML body;
+		// no Connect path has empty, . or .. segments.
+		writeError(sw, http.StatusNotFound, "HTTP 404 Not Found")
+		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
 		h.unrouted(sw, r)
@@ -371,7 +403,11 @@ func (h *handler) validate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// isMaxBytes reports whether reading the body hit MaxBodyBytes.
+func (h *handler) tooLarge(w http.ResponseWriter) {
+	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", h.maxBody))
+}
+
+// isMaxBytes reports whether reading the body hit the bound.
 func isMaxBytes(err error) bool {
 	var mbe *http.MaxBytesError
 	return errors.As(err, &mbe)

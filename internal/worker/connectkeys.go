@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/configprovider"
+	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -45,6 +46,14 @@ var mappedKeys = map[string]bool{
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
 }
 
+// restKeys are the REST API's keys the worker honours (listeners.go,
+// internal/basicauth, rest.CORS); java.security.auth.login.config is a JVM
+// system property for Connect and a worker key here.
+var restKeys = map[string]bool{
+	"rest.extension.classes": true, "java.security.auth.login.config": true,
+	"access.control.allow.origin": true, "access.control.allow.methods": true, "response.http.headers.config": true,
+}
+
 // fixedKey is a key Sluice honours with one behaviour only: the values
 // that ask for it (compared without case) are taken, any other refused.
 type fixedKey struct {
@@ -56,13 +65,7 @@ var fixedKeys = map[string]fixedKey{
 	"exactly.once.source.support": {[]string{"disabled"}, "exactly-once source support is not implemented yet; only disabled (Connect's default) is"},
 	"scheduled.rebalance.max.delay.ms": {[]string{"0"}, "Sluice reassigns a departed worker's connectors and tasks at once, as 0 does " +
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
-	"security.protocol": {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
 	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
-	"rest.extension.classes": {[]string{""}, "REST extensions (Java classes, such as BasicAuthSecurityRestExtension) cannot be loaded: " +
-		"the REST API would run without them"},
-	"access.control.allow.origin":  {[]string{""}, "CORS headers are not supported yet"},
-	"access.control.allow.methods": {[]string{""}, "CORS headers are not supported yet"},
-	"response.http.headers.config": {[]string{""}, "extra REST response headers are not supported yet"},
 }
 
 // The reasons shared by several ignored keys.
@@ -75,6 +78,8 @@ const (
 	whyCleanup      = "the internal topics are always compacted (Connect ignores this key too)"
 	whyRemovedREST  = "removed in Kafka Connect 3.0, which ignores it too: the REST API listens on listeners (default http://:8083)"
 	whyRemovedConv  = "removed in Kafka Connect 3.0, which ignores it too: the internal topics' format is fixed"
+	whyClientPrefix = "this worker-level client setting is not supported: under producer.*, consumer.* and admin.* Sluice takes the " +
+		"security keys (security.protocol, sasl.*, ssl.*) and the settings a connector may override (README: Client overrides)"
 )
 
 var ignoredKeys = map[string]string{
@@ -104,13 +109,9 @@ var refusedKeys = map[string]string{
 // and the internal topics' own keys (topic, partitions, replication.factor)
 // had their say.
 var refusedPrefixes = []struct{ prefix, why string }{
-	{"ssl.", "TLS and SASL are not supported yet"},
-	{"sasl.", "TLS and SASL are not supported yet"},
-	{"listeners.https.", "HTTPS listeners are not supported yet"},
-	{"admin.listeners.https.", "HTTPS listeners are not supported yet"},
-	{"producer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
-	{"consumer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
-	{"admin.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
+	{"producer.", whyClientPrefix},
+	{"consumer.", whyClientPrefix},
+	{"admin.", whyClientPrefix},
 	{"config.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
 	{"offset.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
 	{"status.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
@@ -175,7 +176,13 @@ func classifyKeys(props map[string]string) keyReport {
 
 // honoured reports whether the worker takes k as Connect does.
 func honoured(k string) bool {
-	if workerKeys[k] || mappedKeys[k] || k == configprovider.ProvidersKey || strings.HasPrefix(k, configprovider.ProviderKeyPrefix) {
+	if workerKeys[k] || mappedKeys[k] || restKeys[k] || isClientSecurityKey(k) || connconfig.IsWorkerClientKey(k) ||
+		k == configprovider.ProvidersKey || strings.HasPrefix(k, configprovider.ProviderKeyPrefix) {
+		return true
+	}
+	// The https listeners' TLS keys (listeners.go); other keys under these
+	// prefixes are unknown to Connect too.
+	if strings.HasPrefix(k, listenersHTTPSPrefix+"ssl.") || strings.HasPrefix(k, adminListenersHTTPSPrefix+"ssl.") {
 		return true
 	}
 	for _, c := range []string{"key.converter", "value.converter", "header.converter"} {
@@ -213,6 +220,18 @@ func refusal(k, _ string) (string, bool) {
 		return why, true
 	}
 	return "", false
+}
+
+// isClientSecurityKey reports whether k is a Kafka client security key
+// (security.protocol, sasl.*, ssl.*), unprefixed or under producer.,
+// consumer. or admin. (security.go checks their values).
+func isClientSecurityKey(k string) bool {
+	for _, kind := range kafkasec.ClientKinds {
+		if name, ok := strings.CutPrefix(k, kind+"."); ok {
+			return kafkasec.IsSecurityKey(name)
+		}
+	}
+	return kafkasec.IsSecurityKey(k)
 }
 
 func byPrefix(k string, rules []struct{ prefix, why string }) (string, bool) {
@@ -322,6 +341,12 @@ func (c *Config) applyConnectKeys() error {
 	if _, err := state.ParseTopicTracking(c.Props); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := loadSecurity(c.Props); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := connconfig.ParseWorker(c.Props); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -347,71 +372,4 @@ func (c *Config) applyReplicationFactor(num func(key string, bits int, min int64
 		return fmt.Errorf("config.storage.replication.factor, offset.storage.replication.factor and status.storage.replication.factor differ (%s): Sluice creates its internal topics with one replication factor; give them the same value", strings.Join(factors, ", "))
 	}
 	return bad
-}
-
-// applyListeners takes listeners as the REST address where RESTAddr is
-// unset, and checks the keys that must agree with it: admin.listeners
-// (Sluice serves /admin on the one listener) and rest.advertised.listener.
-func (c *Config) applyListeners() error {
-	var errs []error
-	var listener string // the listeners key's address
-	if v, ok := c.Props["listeners"]; ok {
-		addr, err := parseListeners("listeners", v)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		listener = addr
-		if c.RESTAddr == "" {
-			c.RESTAddr = addr
-		}
-	}
-	if v, ok := c.Props["admin.listeners"]; ok {
-		// The same address as the REST listener's (the key's, or the
-		// address that replaced it) is what Sluice does.
-		addr, err := parseListeners("admin.listeners", v)
-		rest := cmp.Or(c.RESTAddr, ":8083")
-		switch {
-		case strings.TrimSpace(v) == "":
-			errs = append(errs, errors.New("admin.listeners: Sluice cannot turn off the /admin endpoints; remove the key (they are served on the REST listener)"))
-		case err != nil:
-			errs = append(errs, err)
-		case addr != rest && addr != listener:
-			errs = append(errs, fmt.Errorf("admin.listeners: Sluice serves the /admin endpoints on the REST listener (%s), not on %s; remove the key", rest, addr))
-		}
-	}
-	if v := strings.ToLower(strings.TrimSpace(c.Props["rest.advertised.listener"])); v != "" && v != "http" {
-		errs = append(errs, fmt.Errorf("rest.advertised.listener: %q: only http is supported (HTTPS listeners are not supported yet)", v))
-	}
-	return errors.Join(errs...)
-}
-
-// parseListeners turns a value of Connect's listeners (a list of
-// protocol://host:port) into the one address the REST API listens on. An
-// empty host listens on every interface, as in Connect. Sluice listens on
-// one address, over HTTP: several listeners, or HTTPS, are refused.
-func parseListeners(key, v string) (string, error) {
-	list := connectors.SplitList(v)
-	if len(list) != 1 {
-		return "", fmt.Errorf("%s: %q: Sluice listens on one address; give one http://host:port", key, v)
-	}
-	scheme, rest, ok := strings.Cut(list[0], "://")
-	if !ok {
-		return "", fmt.Errorf("%s: %q is not protocol://host:port", key, list[0])
-	}
-	switch strings.ToLower(scheme) {
-	case "http":
-	case "https":
-		return "", fmt.Errorf("%s: %q: HTTPS listeners are not supported yet", key, list[0])
-	default:
-		return "", fmt.Errorf("%s: %q: the protocol must be http", key, list[0])
-	}
-	rest, _, _ = strings.Cut(rest, "/") // Connect's pattern ignores a path
-	host, port, err := net.SplitHostPort(rest)
-	if err != nil {
-		return "", fmt.Errorf("%s: %q is not protocol://host:port", key, list[0])
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("%s: %q: %q is not a port", key, list[0], port)
-	}
-	return net.JoinHostPort(host, port), nil
 }

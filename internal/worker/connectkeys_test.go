@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
 // resolve applies defaults and Connect's keys to a Config with props.
@@ -91,12 +93,11 @@ func TestTypedFieldsWinOverConnectKeys(t *testing.T) {
 func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 	bad := map[string]string{
 		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
-		"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.truststore.location": "/etc/ts.jks",
-		"producer.compression.type": "lz4", "consumer.max.poll.records": "10", "admin.retries": "3",
-		"rest.extension.classes":      "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
-		"access.control.allow.origin": "*", "offset.storage.file.filename": "/tmp/offsets",
-		"status.storage.min.insync.replicas": "2", "listeners.https.ssl.keystore.location": "/k",
-		"client.dns.lookup": "resolve_canonical_bootstrap_servers_only",
+		"security.protocol":   "KERBEROS",
+		"producer.batch.size": "65536", "consumer.partition.assignment.strategy": "x", "admin.retries": "3",
+		"offset.storage.file.filename":       "/tmp/offsets",
+		"status.storage.min.insync.replicas": "2",
+		"client.dns.lookup":                  "resolve_canonical_bootstrap_servers_only",
 	}
 	_, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: bad})
 	if err == nil {
@@ -111,7 +112,7 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 			t.Errorf("the error does not name %s:\n%v", want, err)
 		}
 	}
-	for _, why := range []string{"TLS and SASL", "at once", "standalone"} {
+	for _, why := range []string{"PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", "at once", "standalone"} {
 		if !strings.Contains(err.Error(), why) {
 			t.Errorf("the error does not say %q:\n%v", why, err)
 		}
@@ -129,11 +130,23 @@ func TestBadConnectValuesAreRefused(t *testing.T) {
 		{map[string]string{"config.storage.replication.factor": "3", "offset.storage.replication.factor": "1"}, []string{"replication.factor", "differ"}},
 		{map[string]string{"status.storage.replication.factor": "0"}, []string{"status.storage.replication.factor"}},
 		{map[string]string{"session.timeout.ms": "1000", "heartbeat.interval.ms": "3000"}, []string{"heartbeat.interval.ms"}},
-		{map[string]string{"listeners": "http://:8083,http://:8084"}, []string{"listeners", "one address"}},
-		{map[string]string{"listeners": "https://:8443"}, []string{"listeners", "HTTPS"}},
-		{map[string]string{"listeners": "http://:8083", "admin.listeners": "http://:9093"}, []string{"admin.listeners"}},
-		{map[string]string{"admin.listeners": ""}, []string{"admin.listeners", "turn off"}},
-		{map[string]string{"rest.advertised.listener": "https"}, []string{"rest.advertised.listener"}},
+		{map[string]string{"listeners": " , "}, []string{"listeners: the list is empty"}},
+		{map[string]string{"listeners": "http://:8083,ftp://:21"}, []string{"listeners", `"ftp://:21": the protocol must be http or https`}},
+		{map[string]string{"listeners": "https://:8443"}, []string{"https listeners (from the ssl.* keys)", "ssl.keystore.location"}},
+		{map[string]string{"listeners": "https://:8443", "ssl.keystore.location": "/k", "listeners.https.ssl.keystore.type": "PEM"},
+			[]string{"https listeners (from the listeners.https.ssl.* keys)", "ssl.keystore.location"}},
+		{map[string]string{"admin.listeners": "https://:9093", "admin.listeners.https.ssl.client.auth": "always"},
+			[]string{"https admin.listeners (from the admin.listeners.https.ssl.* keys)", "ssl.client.auth"}},
+		{map[string]string{"admin.listeners": "http://h"}, []string{"admin.listeners", "not protocol://host:port"}},
+		{map[string]string{"rest.advertised.listener": "https"}, []string{"rest.advertised.listener: https, but listeners has no https listener"}},
+		{map[string]string{"rest.advertised.listener": "ftp"}, []string{"rest.advertised.listener", "give http or https"}},
+		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ts.jks"}, []string{"ssl.truststore.location"}},
+		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}, []string{"sasl.mechanism", "GSSAPI"}},
+		{map[string]string{"producer.security.protocol": "SASL_PLAINTEXT"}, []string{"producer", "sasl.jaas.config"}},
+		{map[string]string{"consumer.max.poll.records": "0", "producer.acks": "2"}, []string{"consumer.max.poll.records", "producer.acks"}},
+		{map[string]string{"consumer.sasl.kerberos.service.name": "kafka", "consumer.security.protocol": "SASL_PLAINTEXT",
+			"consumer.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=p;"},
+			[]string{"consumer", "sasl.kerberos.service.name"}},
 		{map[string]string{"topic.tracking.enable": "maybe"}, []string{"topic.tracking.enable"}},
 	} {
 		_, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: tc.props})
@@ -151,16 +164,44 @@ func TestBadConnectValuesAreRefused(t *testing.T) {
 
 func TestParseListeners(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://:8083": ":8083", "http://0.0.0.0:8083": "0.0.0.0:8083", "HTTP://localhost:8083": "localhost:8083",
-		"http://[::1]:8083": "[::1]:8083", " http://127.0.0.1:0 ": "127.0.0.1:0", "http://h:8083/": "h:8083",
+		"http://:8083": "http://:8083", "http://0.0.0.0:8083": "http://0.0.0.0:8083", "HTTP://localhost:8083": "http://localhost:8083",
+		"http://[::1]:8083": "http://[::1]:8083", " http://127.0.0.1:0 ": "http://127.0.0.1:0", "http://h:8083/": "http://h:8083",
+		"http://:8083,HTTPS://h:8443": "http://:8083,https://h:8443", "": "", " , ": "",
 	} {
-		if got, err := parseListeners("listeners", in); err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
+		if got, err := parseListenerList("listeners", in); err != nil || listenerList(got) != want {
+			t.Errorf("%q: %q, %v; want %q", in, listenerList(got), err, want)
 		}
 	}
-	for _, in := range []string{"", "localhost:8083", "ftp://:21", "https://:8443", "http://:8083,https://:8443", "http://h", "http://h:port", "http://h:70000"} {
-		if got, err := parseListeners("listeners", in); err == nil {
-			t.Errorf("%q: accepted as %q", in, got)
+	for _, in := range []string{"localhost:8083", "ftp://:21", "http://:8083,ftps://:8443", "http://h", "http://h:port", "http://h:70000"} {
+		if got, err := parseListenerList("listeners", in); err == nil {
+			t.Errorf("%q: accepted as %q", in, listenerList(got))
+		}
+	}
+}
+
+// rest.advertised.listener picks the advertised protocol as Connect does,
+// and admin.listeners splits the /admin endpoints off, or turns them off.
+func TestListenerResolution(t *testing.T) {
+	for _, tc := range []struct {
+		props            map[string]string
+		restAddr         string
+		advertised, main string
+		adminSplit       bool
+		admin            string
+	}{
+		{map[string]string{}, "", "http", "http://:8083", false, ""},
+		{map[string]string{"listeners": "http://:1,http://:2"}, "", "http", "http://:1,http://:2", false, ""},
+		{map[string]string{"listeners": "http://:1", "admin.listeners": ""}, "", "http", "http://:1", true, ""},
+		{map[string]string{"listeners": "http://:1", "admin.listeners": "http://127.0.0.1:9"}, "", "http", "http://:1", true, "http://127.0.0.1:9"},
+		{map[string]string{"listeners": "http://:1"}, "127.0.0.1:0", "http", "http://127.0.0.1:0", false, ""},
+	} {
+		c := Config{Cluster: "x", Bootstrap: []string{"b"}, Props: tc.props, RESTAddr: tc.restAddr}
+		if err := c.defaults(); err != nil {
+			t.Fatalf("%v: %v", tc.props, err)
+		}
+		r := c.listeners
+		if r.advertised != tc.advertised || listenerList(r.main) != tc.main || r.adminSplit != tc.adminSplit || listenerList(r.admin) != tc.admin {
+			t.Errorf("%v: advertised %s, main %s, split %v, admin %s", tc.props, r.advertised, listenerList(r.main), r.adminSplit, listenerList(r.admin))
 		}
 	}
 }
@@ -262,5 +303,39 @@ func TestAdvertisedRESTURL(t *testing.T) {
 	c := Config{}
 	if got := c.restAdvertised("0.0.0.0:8083"); got != "127.0.0.1:8083" {
 		t.Fatalf("advertised %q", got)
+	}
+}
+
+// The worker's producer.*, consumer.* and admin.* settings that a
+// connector could override are honoured at worker level too, and reach
+// the connectors' clients through connconfig.Worker.
+func TestWorkerClientSettingsAreHonoured(t *testing.T) {
+	c, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: map[string]string{
+		"producer.compression.type": "lz4", "producer.linger.ms": "5",
+		"consumer.max.poll.records": "50", "consumer.auto.offset.reset": "none",
+		"admin.request.timeout.ms": "20000",
+	}})
+	if err != nil {
+		t.Fatalf("worker-level client settings refused: %v", err)
+	}
+	if r := classifyKeys(c.Props); len(r.refused) > 0 || len(r.unknown) > 0 {
+		t.Fatalf("classified as refused %v or unknown %v", r.refused, r.unknown)
+	}
+	w, err := connconfig.ParseWorker(c.Props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Clients.Producer.Opts) != 2 || w.Clients.Consumer.MaxPollRecords != 50 || !w.Clients.Consumer.NoReset ||
+		w.Clients.Admin.RequestTimeout != 20000 {
+		t.Fatalf("worker client settings: %+v", w.Clients)
+	}
+	// A connector's sink inherits what it does not override.
+	rt, err := connconfig.ParseRuntime(w, connectors.Sink, map[string]string{"topics": "in", "consumer.override.max.poll.records": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Overrides.Consumer.MaxPollRecords != 7 || !rt.Overrides.Consumer.NoReset {
+		t.Fatalf("the sink's consumer: max.poll.records %d (want the override's 7), no reset %v (want the worker's)",
+			rt.Overrides.Consumer.MaxPollRecords, rt.Overrides.Consumer.NoReset)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/controlpb"
+	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -357,6 +358,8 @@ func (m *membership) adminServer() *admin.Server {
 	return &admin.Server{
 		C: m.w.api, WorkerID: m.w.cfg.WorkerID,
 		Workers: m.workersBody,
+		// The admin CLI's requests are authenticated as REST's are.
+		Auth: m.w.auth, Log: m.w.cfg.logger(loglevel.REST),
 		RestartLocal: func(connector string, task int) bool {
 			return m.w.runtime != nil && m.w.runtime.RestartTask(connector, task)
 		},

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,12 +23,14 @@ import (
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
@@ -44,8 +46,15 @@ type Config struct {
 	Cluster   string
 	WorkerID  string
 	Bootstrap []string
-	// RESTAddr is where the REST API listens (host:port; ":0" picks a port).
+	// RESTAddr is where the REST API listens over HTTP (host:port; ":0"
+	// picks a port). Set, it replaces Connect's listeners key with this one
+	// listener; unset, listeners (and admin.listeners) in Props open one
+	// or more HTTP and HTTPS listeners (listeners.go).
 	RESTAddr string
+	// RESTMaxBodyBytes bounds a REST request's body; a larger one is
+	// answered 413. Zero takes 1 MiB (rest.MaxBodyBytes). Connect has no
+	// such key: this is the --rest-max-body-bytes flag.
+	RESTMaxBodyBytes int64
 	// RESTAdvertisedHost and RESTAdvertisedPort are what this worker gives
 	// out to the others as its REST URL (in the group's metadata, in
 	// gossip, in GET /workers) and, by default, its id, as Connect's
@@ -123,6 +132,12 @@ type Config struct {
 	// (config.providers), which resolve the placeholders of Props
 	// themselves and of every connector and task config at its start.
 	providers *configprovider.Transformer
+	// listeners are the REST listeners applyListeners resolved.
+	listeners *restListeners
+	// restAuth is the basic authentication rest.extension.classes asks
+	// for (nil: none); authResolved tells it was read.
+	restAuth     *basicauth.Users
+	authResolved bool
 }
 
 // logger is the logger of a component of this worker: the named logger,
@@ -179,11 +194,15 @@ func (c *Config) defaults() error {
 	if c.Props == nil {
 		c.Props = map[string]string{}
 	}
-	if c.RESTAddr == "" {
-		c.RESTAddr = ":8083"
-	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 5 * time.Second
+	}
+	if !c.authResolved {
+		users, err := basicauth.FromProps(c.Props, c.logger(loglevel.REST))
+		if err != nil {
+			return err
+		}
+		c.restAuth, c.authResolved = users, true
 	}
 	return nil
 }
@@ -229,10 +248,13 @@ var workerKeys = map[string]bool{
 
 // Worker is a running worker.
 type Worker struct {
-	cfg  Config
-	log  zerolog.Logger
-	http *http.Server
-	ln   net.Listener
+	cfg Config
+	log zerolog.Logger
+	// servers are the REST API's listeners; rest the one advertised.
+	servers []*restServer
+	rest    *restServer
+	// auth checks REST and admin requests' credentials (nil: none asked).
+	auth basicauth.Checker
 	// restURL is the REST URL this worker gives out to the others.
 	restURL string
 
@@ -250,10 +272,17 @@ type Worker struct {
 	adm      *kadm.Client
 	admCl    *kgo.Client
 	producer *kgo.Client
-	configs  *state.ConfigLog
-	statuses *state.StatusLog
-	offsets  *offsets.SourceStore
-	runtime  *actors.Runtime
+	// security is the TLS and SASL of every Kafka client the worker makes.
+	security *clientSecurity
+	// connectorAdm is the connectors' admin client: adm, or one of its own
+	// when the worker's admin.* keys ask for other settings (closed by
+	// closeConnectorAdm).
+	connectorAdm      *kadm.Client
+	closeConnectorAdm func()
+	configs           *state.ConfigLog
+	statuses          *state.StatusLog
+	offsets           *offsets.SourceStore
+	runtime           *actors.Runtime
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node
@@ -278,32 +307,55 @@ func Start(cfg Config) (*Worker, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.RESTAddr)
+	restLog := cfg.logger(loglevel.REST)
+	servers, err := cfg.listeners.open()
 	if err != nil {
-		return nil, fmt.Errorf("REST API cannot listen on %s: %w", cfg.RESTAddr, err)
+		return nil, err
 	}
-	restURL := "http://" + cfg.restAdvertised(ln.Addr().String())
+	var advertisedServer *restServer
+	for _, s := range servers {
+		if !s.admin && s.l == cfg.listeners.advertisedListener() {
+			advertisedServer = s
+			break
+		}
+	}
+	addr := advertisedServer.ln.Addr().String()
+	restURL := cfg.listeners.advertised + "://" + cfg.restAdvertised(addr)
 	if cfg.WorkerID == "" {
 		// Connect's worker id: the advertised host and port.
-		cfg.WorkerID = cfg.restAdvertised(ln.Addr().String())
+		cfg.WorkerID = cfg.restAdvertised(addr)
 	}
 	log := cfg.logger(loglevel.Worker)
 	classifyKeys(cfg.Props).log(log)
-	w := &Worker{cfg: cfg, log: log, ln: ln, restURL: restURL, done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, servers: servers, rest: advertisedServer, restURL: restURL,
+		done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
+	if cfg.restAuth != nil {
+		w.auth = cfg.restAuth
+		log.Info().Strs("users_files", cfg.restAuth.Paths()).Msg("REST API and admin requests require HTTP basic authentication")
+	}
+	if r := cfg.listeners.replaced; r != "" {
+		log.Info().Str("listeners", r).Str("rest_addr", cfg.RESTAddr).
+			Msg("the listeners key is replaced by the REST address given (--rest-addr): one HTTP listener there")
+	}
+	if strings.TrimSpace(cfg.Props["access.control.allow.methods"]) != "" && rest.NewCORS(cfg.Props["access.control.allow.origin"], "") == nil {
+		log.Info().Str("key", "access.control.allow.methods").Msg("no effect without access.control.allow.origin, as in Kafka Connect")
+	}
 	w.members = &membership{w: w}
 
 	if err := w.build(); err != nil {
 		w.closeClients()
-		ln.Close()
+		closeAll(servers)
 		return nil, err
 	}
-	w.http = &http.Server{Handler: w.members.handler(rest.NewHandler(w.api, cfg.logger(loglevel.REST))), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := w.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error().Err(err).Msg("REST server stopped")
-		}
-	}()
-	log.Info().Str("rest", ln.Addr().String()).Str("advertised", restURL).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
+	w.serveREST(restHandlers{
+		api:     w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes))),
+		auth:    w.auth,
+		cors:    rest.NewCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
+		log:     restLog,
+		routing: cfg.listeners,
+	})
+	main, admin := w.ListenerURLs()
+	log.Info().Strs("rest", main).Strs("admin", admin).Str("advertised", restURL).Str("cluster", cfg.Cluster).Strs("bootstrap", cfg.Bootstrap).Msg("worker starting")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
@@ -314,13 +366,23 @@ func Start(cfg Config) (*Worker, error) {
 // build makes the Kafka clients, the state stores and the control plane;
 // none of them talks to Kafka yet.
 func (w *Worker) build() error {
-	clientOpts := func(id string) []kgo.Opt {
-		return append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID(id)}, w.cfg.KafkaOpts...)
+	var err error
+	if w.security, err = loadSecurity(w.cfg.Props); err != nil {
+		return err
+	}
+	// The security options follow KafkaOpts, as in the clients the actors
+	// make (an embedding program gives TLS and SASL either way, not both:
+	// franz-go adds SASL mechanisms up).
+	clientOpts := func(kind, id string) []kgo.Opt {
+		opts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID(id)}, w.cfg.KafkaOpts...)
+		if kind == kafkasec.Worker {
+			return append(opts, w.security.own.Options()...)
+		}
+		return append(opts, w.security.kinds[kind].Options()...)
 	}
 	// client.id names the worker's own clients; the producer of its
 	// source tasks is not one of them.
-	kopts := clientOpts(cmp.Or(w.cfg.ClientID, "sluice-"+w.cfg.WorkerID))
-	var err error
+	kopts := clientOpts(kafkasec.Worker, cmp.Or(w.cfg.ClientID, "sluice-"+w.cfg.WorkerID))
 	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -344,7 +406,13 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
-	if w.producer, err = kgo.NewClient(append(clientOpts("sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)...); err != nil {
+	// The connectors' shared producer, with the worker's producer.* keys.
+	producerOpts := append(clientOpts(kafkasec.Producer, "sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)
+	if w.producer, err = kgo.NewClient(append(producerOpts, w.connWorker.Clients.Producer.Opts...)...); err != nil {
+		return err
+	}
+	if w.connectorAdm, w.closeConnectorAdm, err = w.security.connectorAdmin(w.adm, w.connWorker.Clients.Admin,
+		append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID + "-admin")}, w.cfg.KafkaOpts...)); err != nil {
 		return err
 	}
 
@@ -357,6 +425,7 @@ func (w *Worker) build() error {
 		WorkerID:         w.cfg.WorkerID,
 		Version:          w.cfg.Version,
 		Ready:            w.ready.Load,
+		KafkaProblem:     w.security.Problem,
 		KafkaClusterIDFunc: func() string {
 			id, _ := w.clusterID.Load().(string)
 			return id
@@ -468,8 +537,22 @@ func advertised(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// RESTAddr is the address the REST API listens on.
-func (w *Worker) RESTAddr() string { return w.ln.Addr().String() }
+// RESTAddr is the address the advertised REST listener listens on.
+func (w *Worker) RESTAddr() string { return w.rest.ln.Addr().String() }
+
+// ListenerURLs are the URLs of the REST listeners (main) and of the
+// listeners that serve the /admin endpoints alone (admin), with the ports
+// they were given.
+func (w *Worker) ListenerURLs() (main, admin []string) {
+	for _, s := range w.servers {
+		if s.admin {
+			admin = append(admin, s.URL())
+		} else {
+			main = append(main, s.URL())
+		}
+	}
+	return main, admin
+}
 
 // StopTimeout is how long a graceful Stop may take: the tasks' drain
 // (task.shutdown.graceful.timeout.ms), then leaving the group and flushing
@@ -528,6 +611,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		meta, err := w.adm.BrokerMetadata(mctx)
 		cancel()
+		authErr := w.security.observe(err)
 		if err == nil {
 			w.clusterID.Store(meta.Cluster)
 			break
@@ -536,8 +620,15 @@ func (w *Worker) connect(ctx context.Context) error {
 			return ctx.Err()
 		}
 		delay := b.Delay(attempt)
-		w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
-			Msg("Kafka is unreachable; retrying")
+		if authErr != nil {
+			// Retried as an unreachable broker is: credentials may be
+			// fixed on the broker's side (a SCRAM user created late).
+			w.log.Error().Err(authErr).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+				Msg("the worker cannot authenticate to Kafka; retrying")
+		} else {
+			w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+				Msg("Kafka is unreachable; retrying")
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -568,7 +659,8 @@ func (w *Worker) connect(ctx context.Context) error {
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
-		Producer:  w.producer, Admin: w.adm, Worker: w.connWorker, Providers: cfg.providers,
+		Security:  w.security.actorOptions(),
+		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker, Providers: cfg.providers,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
 		Log: cfg.logger(loglevel.Actors),
@@ -592,7 +684,9 @@ func (w *Worker) connect(ctx context.Context) error {
 func (w *Worker) Stop(ctx context.Context) error {
 	w.cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	_ = w.http.Shutdown(hctx)
+	for _, s := range w.servers {
+		_ = s.srv.Shutdown(hctx)
+	}
 	cancel()
 	// connect returns promptly once canceled; waiting for it means a stop
 	// during startup neither races with it nor leaves a runtime running.
@@ -648,6 +742,9 @@ func (w *Worker) removeGone(workerID string) {
 }
 
 func (w *Worker) closeClients() {
+	if w.closeConnectorAdm != nil {
+		w.closeConnectorAdm()
+	}
 	if w.producer != nil {
 		w.producer.Close()
 	}
