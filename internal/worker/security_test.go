@@ -129,3 +129,44 @@ func TestWorkerWithAWrongPasswordSaysSoAndStaysUp(t *testing.T) {
 		t.Errorf("%d authentication failure lines in about 4 s: a flood", n)
 	}
 }
+
+// A connector whose producer override carries a wrong password fails its
+// task with the reason in the status trace (the worker itself, with the
+// right password, stays healthy); the password is in no trace.
+func TestTaskWithAWrongOverridePasswordSaysSoInItsTrace(t *testing.T) {
+	bootstrap, props := saslSSLBroker(t, "connect-secret")
+	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
+	base := "http://" + w.RESTAddr()
+	deadline := time.Now().Add(30 * time.Second)
+	for !w.Ready() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	const wrong = "Override-Password-Not-For-Traces"
+	post(t, base+"/connectors", `{"name":"gen","config":{"connector.class":"Datagen","topic":"override-gen","tasks.max":"1",
+		"producer.override.sasl.jaas.config":"org.apache.kafka.common.security.scram.ScramLoginModule required username=\"connect\" password=\"`+wrong+`\";",
+		"producer.override.request.timeout.ms":"1000","producer.override.delivery.timeout.ms":"2000"}}`)
+	var status struct {
+		Tasks []struct{ State, Trace string }
+	}
+	for time.Now().Before(deadline) {
+		_, body := get(t, base+"/connectors/gen/status")
+		_ = json.Unmarshal([]byte(body), &status)
+		if len(status.Tasks) == 1 && status.Tasks[0].State == "FAILED" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(status.Tasks) != 1 || status.Tasks[0].State != "FAILED" {
+		t.Fatalf("the task never failed: %+v", status)
+	}
+	trace := status.Tasks[0].Trace
+	if !strings.Contains(trace, "cannot authenticate to Kafka") || !strings.Contains(trace, `SCRAM-SHA-512 as user "connect"`) {
+		t.Errorf("the trace does not say the producer cannot authenticate:\n%s", trace)
+	}
+	if strings.Contains(trace, wrong) {
+		t.Errorf("the trace shows the password:\n%s", trace)
+	}
+	if code, body := get(t, base+"/health"); code != http.StatusOK {
+		t.Errorf("the worker, whose own password is right, is not healthy: %d %s", code, body)
+	}
+}
