@@ -44,6 +44,20 @@ func startSecureWorker(t *testing.T, bootstrap string, props map[string]string, 
 	})
 }
 
+// readySecureWorker starts a worker with the right password against
+// saslSSLBroker and waits until it is ready; it returns its REST URL and
+// the deadline the test's waits share.
+func readySecureWorker(t *testing.T) (base string, deadline time.Time) {
+	t.Helper()
+	bootstrap, props := saslSSLBroker(t, "connect-secret")
+	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
+	deadline = time.Now().Add(30 * time.Second)
+	for !w.Ready() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "http://" + w.RESTAddr(), deadline
+}
+
 func post(t *testing.T, url, body string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -60,13 +74,7 @@ func post(t *testing.T, url, body string) {
 // runs a source and a sink connector through the secured broker: its own
 // clients, the source's producer and the sink's consumer all authenticate.
 func TestWorkerOverSASLSSLRunsConnectors(t *testing.T) {
-	bootstrap, props := saslSSLBroker(t, "connect-secret")
-	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
-	base := "http://" + w.RESTAddr()
-	deadline := time.Now().Add(30 * time.Second)
-	for !w.Ready() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, deadline := readySecureWorker(t)
 	if code, body := get(t, base+"/health"); code != http.StatusOK {
 		t.Fatalf("health %d %s", code, body)
 	}
@@ -134,13 +142,7 @@ func TestWorkerWithAWrongPasswordSaysSoAndStaysUp(t *testing.T) {
 // task with the reason in the status trace (the worker itself, with the
 // right password, stays healthy); the password is in no trace.
 func TestTaskWithAWrongOverridePasswordSaysSoInItsTrace(t *testing.T) {
-	bootstrap, props := saslSSLBroker(t, "connect-secret")
-	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
-	base := "http://" + w.RESTAddr()
-	deadline := time.Now().Add(30 * time.Second)
-	for !w.Ready() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, deadline := readySecureWorker(t)
 	const wrong = "Override-Password-Not-For-Traces"
 	post(t, base+"/connectors", `{"name":"gen","config":{"connector.class":"Datagen","topic":"override-gen","tasks.max":"1",
 		"producer.override.sasl.jaas.config":"org.apache.kafka.common.security.scram.ScramLoginModule required username=\"connect\" password=\"`+wrong+`\";",
