@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
 	fs.Int64Var(&f.maxBody, "rest-max-body-bytes", rest.MaxBodyBytes, "the largest REST request body taken; a larger one is answered 413 (Kafka Connect has no such bound or key)")
-	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes comma-separated pairs)")
+	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
 	f.logFlags.register(fs)
 }
 
@@ -244,21 +245,42 @@ func (f *workerFlags) check(use func(flag string, keys ...string) bool) error {
 	return nil
 }
 
-// propsFlag collects key=value pairs.
+// propsFlag collects key=value pairs: one per --prop, or several in one
+// value (SLUICE_PROP) separated by newlines or commas. Many of Connect's
+// values are comma-separated lists themselves (listeners,
+// ssl.enabled.protocols, config.providers, ...), so a comma starts a new
+// pair only when what follows it is key=...; otherwise it belongs to the
+// value: listeners=http://a:8083,https://a:8443 is one pair.
 type propsFlag struct{ m map[string]string }
 
 func (p *propsFlag) String() string { return "" }
+
+// propKeyStart is the start of a pair after a comma: a key, then =.
+var propKeyStart = regexp.MustCompile(`^\s*[A-Za-z0-9][A-Za-z0-9_.$-]*\s*=`)
 
 func (p *propsFlag) Set(v string) error {
 	if p.m == nil {
 		p.m = map[string]string{}
 	}
-	for _, kv := range strings.Split(v, ",") {
-		k, val, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("%q is not key=value", kv)
+	for _, line := range strings.Split(v, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
 		}
-		p.m[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		var pairs []string
+		for i, part := range strings.Split(line, ",") {
+			if i > 0 && !propKeyStart.MatchString(part) {
+				pairs[len(pairs)-1] += "," + part
+				continue
+			}
+			pairs = append(pairs, part)
+		}
+		for _, kv := range pairs {
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("%q is not key=value", kv)
+			}
+			p.m[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
 	}
 	return nil
 }
