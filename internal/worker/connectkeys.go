@@ -42,6 +42,7 @@ var mappedKeys = map[string]bool{
 	"bootstrap.servers": true, "group.id": true, "listeners": true, "admin.listeners": true,
 	"rest.advertised.host.name": true, "rest.advertised.port": true, "rest.advertised.listener": true,
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
+	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true,
 }
 
 // fixedKey is a key Sluice honours with one behaviour only: the values
@@ -246,7 +247,7 @@ func (c *Config) applyConnectKeys() error {
 	str("status.storage.topic", &c.StatusTopic)
 	str("client.id", &c.ClientID)
 	str("rest.advertised.host.name", &c.RESTAdvertisedHost)
-	errs = append(errs, c.applyListeners())
+	errs = append(errs, c.applyListeners(), c.applyClusterKeys())
 	num := func(key string, bits int, min int64, set func(int64)) {
 		v := p(key)
 		if v == "" {

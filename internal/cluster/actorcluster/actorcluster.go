@@ -21,6 +21,7 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/internal/cluster/clustertls"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -34,6 +35,9 @@ type Config struct {
 	// actors too.
 	Host   string
 	Gossip *gossip.Gossip
+	// TLS carries the remote over TLS, mutual (package clustertls); nil
+	// is plaintext gRPC.
+	TLS *clustertls.Config
 	// Info describes this worker for the admin actor.
 	Info func() *controlpb.WorkerInfo
 	// Admin answers control requests (package admin); it may block, so
@@ -57,7 +61,7 @@ func Start(cfg Config) (n *Node, err error) {
 		host = "127.0.0.1"
 	}
 	// Port 0: the remote picks one and gossip tells the others.
-	rc := remote.Configure(host, 0)
+	rc := remote.Configure(host, 0, clustertls.RemoteOptions(cfg.TLS, clustertls.LogFailures(cfg.Log))...)
 	p := &provider{g: cfg.Gossip, log: cfg.Log}
 	cc := cluster.Configure(cfg.Cluster, p, disthash.New(), rc,
 		// docs/adr/0002: protoactor's gossip heartbeat expiration blocks a

@@ -34,6 +34,10 @@ type Meta struct {
 	// address, once its actor cluster runs.
 	ActorID string `json:"aid,omitempty"`
 	Actor   string `json:"actor,omitempty"`
+	// ActorTLS tells that the actor remote speaks cluster TLS, so that a
+	// member dialing it without (or with TLS to one without) can say so
+	// rather than time out.
+	ActorTLS bool `json:"tls,omitempty"`
 	// Client marks an admin client (`sluice connectors ...`) that joins
 	// only to learn the workers' actor addresses: workers neither count it
 	// as a worker nor act when it goes.
