@@ -47,10 +47,11 @@ cluster failed.
 
 // adminFlags are the flags of every admin command.
 type adminFlags struct {
-	join    string
-	cluster string
-	output  choice
-	timeout time.Duration
+	join       string
+	cluster    string
+	output     choice
+	timeout    time.Duration
+	clusterSec clusterSecFlags
 	logFlags
 }
 
@@ -61,6 +62,7 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.output, "o", "output: table or json (json is the REST API's answer)")
 	fs.Var(&f.output, "output", "same as -o")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "how long to wait for the cluster's answer")
+	f.clusterSec.register(fs)
 	f.logFlags.register(fs)
 	// The client's own logs are noise unless asked for.
 	f.level.value = "error"
@@ -139,8 +141,12 @@ func (c *adminCmd) arg(i int, what string) (string, error) {
 func (c *adminCmd) connect(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
+	keys, tlsc, err := c.f.clusterSec.resolve(nil)
+	if err != nil {
+		return err
+	}
 	cl, err := admin.Dial(dctx, admin.ClientConfig{Cluster: c.f.cluster, Join: connectors.SplitList(c.f.join), Log: c.log,
-		ActorLogs: c.f.level.value == "debug" || c.f.level.value == "trace"})
+		GossipKeys: keys, TLS: tlsc, ActorLogs: c.f.level.value == "debug" || c.f.level.value == "trace"})
 	if err != nil {
 		return &cliError{code: exitUnreachable, msg: err.Error()}
 	}

@@ -69,6 +69,7 @@ type workerFlags struct {
 	requestTimeout time.Duration
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
+	clusterSec clusterSecFlags
 	logFlags
 }
 
@@ -111,6 +112,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
+	f.clusterSec.register(fs)
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes comma-separated pairs)")
 	f.logFlags.register(fs)
 }
@@ -171,6 +173,10 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 	if err := f.check(use); err != nil {
 		return worker.Config{}, err
 	}
+	gossipKeys, clusterTLS, err := f.clusterSec.resolve(props)
+	if err != nil {
+		return worker.Config{}, err
+	}
 	cfg := worker.Config{
 		WorkerID: f.workerID, Bootstrap: boot,
 		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
@@ -184,6 +190,8 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		ProbeInterval:     f.probe,
 		ProbeTimeout:      f.probeWait,
 		SuspicionMult:     f.suspicion,
+		GossipKeys:        gossipKeys,
+		ClusterTLS:        clusterTLS,
 		Version:           Version,
 		Loggers:           f.loggers,
 		Log:               log,
