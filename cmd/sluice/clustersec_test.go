@@ -30,6 +30,16 @@ func TestGossipKeySettings(t *testing.T) {
 	if err != nil || len(cfg.GossipKeys) != 1 || cfg.GossipKeys[0][0] != 2 {
 		t.Fatalf("worker key: %v %v", cfg.GossipKeys, err)
 	}
+	// A list in --prop: base64 ends in "=", yet the pieces stay one value;
+	// a key=value after them is its own.
+	cfg, err = resolvedWorker(t, append(base, "--prop", worker.KeyGossipKey+"="+k1+","+k2+" "+k3+",group.id=g")...)
+	if err != nil || len(cfg.GossipKeys) != 3 || cfg.GossipKeys[1][0] != 2 || cfg.GossipKeys[2][0] != 3 || cfg.Props["group.id"] != "g" {
+		t.Fatalf("worker key list in --prop: %d keys, group.id %q, %v", len(cfg.GossipKeys), cfg.Props["group.id"], err)
+	}
+	cfg, err = resolvedWorker(t, "--cluster", "c", "--prop", "bootstrap.servers=a:9092,b:9092")
+	if err != nil || strings.Join(cfg.Bootstrap, " ") != "a:9092 b:9092" {
+		t.Fatalf("a list value in --prop: %v %v", cfg.Bootstrap, err)
+	}
 
 	secret := "c2VjcmV0LWJ1dC1zaG9ydCE=" // base64, 17 bytes: a wrong length
 	for _, tc := range []struct {

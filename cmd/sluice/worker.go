@@ -248,14 +248,31 @@ func (p *propsFlag) Set(v string) error {
 	if p.m == nil {
 		p.m = map[string]string{}
 	}
+	prev := ""
 	for _, kv := range strings.Split(v, ",") {
 		k, val, ok := strings.Cut(kv, "=")
+		if prev != "" && continuesList(prev, k, ok) {
+			// A list value (bootstrap.servers=a:9092,b:9092), or
+			// gossip keys, whose base64 may end in "=".
+			p.m[prev] += "," + strings.TrimSpace(kv)
+			continue
+		}
 		if !ok || strings.TrimSpace(k) == "" {
 			return fmt.Errorf("%q is not key=value", kv)
 		}
-		p.m[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		prev = strings.TrimSpace(k)
+		p.m[prev] = strings.TrimSpace(val)
 	}
 	return nil
+}
+
+// continuesList reports whether a comma-separated piece (k before its
+// first "=", if it has one) is one more item of the value of the key
+// before it rather than a key=value of its own: a piece without "=", or,
+// after the gossip key, one whose "key" has no dot, which every worker key
+// Sluice takes with a list has and base64 never has.
+func continuesList(prev, k string, hasEquals bool) bool {
+	return !hasEquals || (prev == worker.KeyGossipKey && !strings.Contains(k, "."))
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {

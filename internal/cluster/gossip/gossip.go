@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
@@ -389,9 +390,11 @@ func newFilterWriter(log zerolog.Logger, encrypted bool) filterWriter {
 
 // keyMismatchSigns are memberlist's words for traffic sealed with another
 // key, or sealed on one side only.
+// Compared without case: memberlist spells them differently on its packet
+// and stream paths.
 var keyMismatchSigns = []string{
-	"No installed keys could decrypt",
-	"Decrypt packet failed",
+	"no installed keys could decrypt",
+	"decrypt packet failed",
 	"remote state is encrypted and encryption is not configured",
 	"encryption is configured but remote state is not encrypted",
 }
@@ -401,7 +404,7 @@ func (f filterWriter) Write(p []byte) (int, error) {
 	if f.keyMismatch(line) {
 		peer := peerOf(line)
 		if f.mismatch.Allow(peer) {
-			f.log.Warn().Str("component", "memberlist").Str("peer_addr", peer).Str("detail", line).
+			f.log.Warn().Str("component", "memberlist").Str("peer_host", peer).Str("detail", line).
 				Msg(f.mismatchAdvice())
 		} else {
 			f.log.Debug().Str("component", "memberlist").Msg(line)
@@ -423,7 +426,8 @@ func (f filterWriter) keyMismatch(line string) bool {
 		// message type.
 		return true
 	}
-	return slices.ContainsFunc(keyMismatchSigns, func(s string) bool { return strings.Contains(line, s) })
+	lower := strings.ToLower(line)
+	return slices.ContainsFunc(keyMismatchSigns, func(s string) bool { return strings.Contains(lower, s) })
 }
 
 func (f filterWriter) mismatchAdvice() string {
@@ -433,31 +437,30 @@ func (f filterWriter) mismatchAdvice() string {
 	return "gossip: a peer sends encrypted gossip and this worker has no gossip key: give it the cluster's --gossip-key / sluice.gossip.key to join"
 }
 
-// peerOf is the peer address memberlist writes as from=host:port, or
-// "unknown".
+// peerOf is the host of the peer memberlist names as from=host:port
+// (a stream comes from a new port each time), or "unknown".
 func peerOf(line string) string {
 	_, rest, ok := strings.Cut(line, "from=")
 	if !ok {
 		return "unknown"
 	}
 	addr, _, _ := strings.Cut(rest, " ")
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
 	return addr
 }
 
 var _ io.Writer = filterWriter{}
 
 // ParseKeys decodes gossip keys given as base64 (as `head -c 32
-// /dev/urandom | base64` prints them), each value possibly a
-// comma-separated list, in order: the first encrypts. Errors say which key
+// /dev/urandom | base64` prints them), each value possibly a list
+// separated by commas or spaces, in order: the first encrypts. Errors say which key
 // is wrong, never what it is.
 func ParseKeys(values []string) ([][]byte, error) {
 	var keys [][]byte
 	for _, v := range values {
-		for _, k := range strings.Split(v, ",") {
-			k = strings.TrimSpace(k)
-			if k == "" {
-				continue
-			}
+		for _, k := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 			n := len(keys) + 1
 			key, err := base64.StdEncoding.DecodeString(k)
 			if err != nil {
