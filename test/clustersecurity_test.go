@@ -89,17 +89,7 @@ func TestClusterSecurityGossipKey(t *testing.T) {
 	waitLog(t, w3, "gossip key")
 	neverLists(t, w1.rest, "w3", []string{"w1", "w2"}, 5*time.Second)
 
-	a := admin{t: t, join: w1.bind, cluster: c.name}
-	out := a.must("workers", "-o", "json", "--gossip-key", key)
-	var listed workersList
-	jsonOf(t, out, &listed)
-	if got := workerIDs(listed); !slices.Equal(got, []string{"w1", "w2"}) {
-		t.Fatalf("sluice workers lists %v, want w1 and w2", got)
-	}
-	code, _, stderr := a.run("workers")
-	if code != 3 || !strings.Contains(stderr, "--gossip-key") {
-		t.Fatalf("sluice workers without the key: exit %d, stderr %s; want exit 3 naming --gossip-key", code, stderr)
-	}
+	adminNeeds(t, admin{t: t, join: w1.bind, cluster: c.name}, []string{"--gossip-key", key}, "--gossip-key")
 	for _, w := range []*workerProc{w1, w3} {
 		if strings.Contains(w.StderrText(), key) {
 			t.Fatalf("%s's log shows the gossip key", w.id)
@@ -132,15 +122,21 @@ func TestClusterSecurityMutualTLS(t *testing.T) {
 	})
 	waitLog(t, w1, "cluster TLS:")
 
-	a := admin{t: t, join: w1.bind, cluster: c.name}
-	out := a.must(append([]string{"workers", "-o", "json"}, tlsFlags(ca, "cli")...)...)
+	adminNeeds(t, admin{t: t, join: w1.bind, cluster: c.name}, tlsFlags(ca, "cli"), "--cluster-tls-cert")
+}
+
+// adminNeeds requires `sluice workers` with the security flags to list w1
+// and w2, and without them to exit 3 with an error naming missingFlag.
+func adminNeeds(t *testing.T, a admin, flags []string, missingFlag string) {
+	t.Helper()
+	out := a.must(append([]string{"workers", "-o", "json"}, flags...)...)
 	var listed workersList
 	jsonOf(t, out, &listed)
 	if got := workerIDs(listed); !slices.Equal(got, []string{"w1", "w2"}) {
 		t.Fatalf("sluice workers lists %v, want w1 and w2", got)
 	}
 	code, _, stderr := a.run("workers")
-	if code != 3 || !strings.Contains(stderr, "--cluster-tls-cert") {
-		t.Fatalf("sluice workers without cluster TLS: exit %d, stderr %s; want exit 3 naming --cluster-tls-cert", code, stderr)
+	if code != 3 || !strings.Contains(stderr, missingFlag) {
+		t.Fatalf("sluice workers without %s: exit %d, stderr %s; want exit 3 naming it", missingFlag, code, stderr)
 	}
 }
