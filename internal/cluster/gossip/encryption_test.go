@@ -50,7 +50,7 @@ func staysAlone(t *testing.T, g *Gossip, d time.Duration) {
 // with none, never joins it, and the logs say why.
 func TestWrongGossipKeyCannotJoin(t *testing.T) {
 	good := [][]byte{key(1, 32)}
-	var aLog, strangerLog testutil.LogBuffer
+	var aLog, strangerLog, plainLog testutil.LogBuffer
 	a := startKeyed(t, "a", good, &aLog)
 	defer a.Leave()
 	b := startKeyed(t, "b", good, nil, a.Addr())
@@ -60,7 +60,7 @@ func TestWrongGossipKeyCannotJoin(t *testing.T) {
 
 	wrong := startKeyed(t, "wrong", [][]byte{key(2, 32)}, &strangerLog, a.Addr())
 	defer wrong.Leave()
-	plain := startKeyed(t, "plain", nil, nil, a.Addr())
+	plain := startKeyed(t, "plain", nil, &plainLog, a.Addr())
 	defer plain.Leave()
 	staysAlone(t, wrong, 2*time.Second)
 	staysAlone(t, plain, 0)
@@ -73,6 +73,9 @@ func TestWrongGossipKeyCannotJoin(t *testing.T) {
 	}
 	if !strings.Contains(strangerLog.String(), "gossip key may differ") {
 		t.Fatalf("the worker with the wrong key does not say why it cannot join:\n%s", strangerLog.String())
+	}
+	if !strings.Contains(plainLog.String(), "this worker has no gossip key") {
+		t.Fatalf("the worker without a key does not say why it cannot join:\n%s", plainLog.String())
 	}
 	// One warning per peer and minute, however often memberlist retries.
 	if n := strings.Count(aLog.String(), advice); n > 2 {

@@ -421,12 +421,12 @@ func (f filterWriter) Write(p []byte) (int, error) {
 }
 
 func (f filterWriter) keyMismatch(line string) bool {
-	if !f.encrypted && strings.Contains(line, "msg type (") && strings.Contains(line, "not supported") {
+	lower := strings.ToLower(line)
+	if !f.encrypted && strings.Contains(lower, "type (") && strings.Contains(lower, "not supported") {
 		// A keyless worker reads an encrypted packet as an unknown
 		// message type.
 		return true
 	}
-	lower := strings.ToLower(line)
 	return slices.ContainsFunc(keyMismatchSigns, func(s string) bool { return strings.Contains(lower, s) })
 }
 
