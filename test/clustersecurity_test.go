@@ -116,11 +116,12 @@ func TestClusterSecurityMutualTLS(t *testing.T) {
 		return slices.Equal(workerIDs(out), []string{"w1", "w2"}) && len(out.Unreachable) == 0
 	})
 
-	c.addSecured("w3", tlsFlags(other, "w3"), w1.bind)
+	w3 := c.addSecured("w3", tlsFlags(other, "w3"), w1.bind)
 	pollWorkers(t, w1.rest, "w3 unreachable, w1 and w2 listed", func(out workersList, _ []byte) bool {
 		return slices.Equal(workerIDs(out), []string{"w1", "w2"}) && len(out.Unreachable) == 1
 	})
 	waitLog(t, w1, "cluster TLS:")
+	waitLog(t, w3, "cluster TLS:")
 
 	adminNeeds(t, admin{t: t, join: w1.bind, cluster: c.name}, tlsFlags(ca, "cli"), "--cluster-tls-cert")
 }
