@@ -2,17 +2,13 @@ package actorcluster
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
-	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/testutil"
 )
 
@@ -20,21 +16,7 @@ import (
 // other way round) says so: its dials fail without a word otherwise.
 func TestWarnsOfAWorkerThatDiffersInClusterTLS(t *testing.T) {
 	var log testutil.LogBuffer
-	g, err := gossip.Start(gossip.Config{Cluster: "ac", Meta: gossip.Meta{WorkerID: "plain"}, Bind: "127.0.0.1:0", Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Leave)
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(sys.Shutdown)
-	n, err := Start(Config{System: sys, Cluster: "ac", Host: "127.0.0.1", Gossip: g, Log: zerolog.New(&log),
-		Info: func() *controlpb.WorkerInfo { return &controlpb.WorkerInfo{WorkerId: "plain"} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Shutdown)
+	_, g := nodeLogging(t, "plain", zerolog.New(&log))
 
 	// A member with cluster TLS, as far as gossip tells: its remote is
 	// not needed for the warning.
