@@ -74,8 +74,9 @@ type Config struct {
 	SuspicionMult                               int
 	// Keys encrypt and authenticate every gossip packet and stream
 	// (memberlist's keyring, AES-GCM): the first key encrypts, every key
-	// decrypts, so a key is rotated by listing the new one first and the
-	// old one after it until every worker has the new one. Each key is 16,
+	// decrypts, so a key is rotated in three steps, each of which
+	// interworks with the one before: OLD,NEW everywhere, then NEW,OLD,
+	// then NEW. Each key is 16,
 	// 24 or 32 bytes (AES-128/192/256; ParseKeys checks). With keys set,
 	// traffic that is not encrypted with one of them is refused. Empty
 	// means plaintext gossip.
@@ -389,9 +390,8 @@ func newFilterWriter(log zerolog.Logger, encrypted bool) filterWriter {
 }
 
 // keyMismatchSigns are memberlist's words for traffic sealed with another
-// key, or sealed on one side only.
-// Compared without case: memberlist spells them differently on its packet
-// and stream paths.
+// key, or sealed on one side only, in lower case: memberlist capitalises
+// them differently on its packet and stream paths.
 var keyMismatchSigns = []string{
 	"no installed keys could decrypt",
 	"decrypt packet failed",
@@ -455,8 +455,8 @@ var _ io.Writer = filterWriter{}
 
 // ParseKeys decodes gossip keys given as base64 (as `head -c 32
 // /dev/urandom | base64` prints them), each value possibly a list
-// separated by commas or spaces, in order: the first encrypts. Errors say which key
-// is wrong, never what it is.
+// separated by commas or spaces, in order: the first encrypts. Errors say
+// which key is wrong, never what it is.
 func ParseKeys(values []string) ([][]byte, error) {
 	var keys [][]byte
 	for _, v := range values {
