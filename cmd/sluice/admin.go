@@ -59,6 +59,7 @@ type adminFlags struct {
 	timeout      time.Duration
 	user         string
 	passwordFile string
+	clusterSec   clusterSecFlags
 	logFlags
 }
 
@@ -71,6 +72,7 @@ func (f *adminFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "how long to wait for the cluster's answer")
 	fs.StringVar(&f.user, "user", "", "user name, when the workers require HTTP basic authentication")
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding --user's password (its one line)")
+	f.clusterSec.register(fs)
 	f.logFlags.register(fs)
 	// The client's own logs are noise unless asked for.
 	f.level.value = "error"
@@ -170,8 +172,12 @@ func (c *adminCmd) arg(i int, what string) (string, error) {
 func (c *adminCmd) connect(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
+	keys, tlsc, err := c.f.clusterSec.resolve(nil)
+	if err != nil {
+		return err
+	}
 	cl, err := admin.Dial(dctx, admin.ClientConfig{Cluster: c.f.cluster, Join: connectors.SplitList(c.f.join), Log: c.log,
-		ActorLogs: c.f.level.value == "debug" || c.f.level.value == "trace"})
+		GossipKeys: keys, TLS: tlsc, ActorLogs: c.f.level.value == "debug" || c.f.level.value == "trace"})
 	if err != nil {
 		return &cliError{code: exitUnreachable, msg: err.Error()}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -79,6 +78,7 @@ type workerFlags struct {
 	maxBody int64
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
+	clusterSec clusterSecFlags
 	logFlags
 }
 
@@ -121,6 +121,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probe, "probe-interval", 200*time.Millisecond, "gossip failure detection: how often each worker probes another (raise it on a slow or lossy network)")
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
+	f.clusterSec.register(fs)
 	fs.Int64Var(&f.maxBody, "rest-max-body-bytes", rest.MaxBodyBytes, "the largest REST request body taken; a larger one is answered 413 (Kafka Connect has no such bound or key)")
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
 	f.logFlags.register(fs)
@@ -182,6 +183,10 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 	if err := f.check(use); err != nil {
 		return worker.Config{}, err
 	}
+	gossipKeys, clusterTLS, err := f.clusterSec.resolve(props)
+	if err != nil {
+		return worker.Config{}, err
+	}
 	cfg := worker.Config{
 		WorkerID: f.workerID, Bootstrap: boot,
 		ConfigTopic: f.configTopic, OffsetsTopic: f.offsetTopic, StatusTopic: f.statusTopic,
@@ -196,6 +201,8 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		ProbeInterval:     f.probe,
 		ProbeTimeout:      f.probeWait,
 		SuspicionMult:     f.suspicion,
+		GossipKeys:        gossipKeys,
+		ClusterTLS:        clusterTLS,
 		Version:           Version,
 		Loggers:           f.loggers,
 		Log:               log,
@@ -255,9 +262,6 @@ type propsFlag struct{ m map[string]string }
 
 func (p *propsFlag) String() string { return "" }
 
-// propKeyStart is the start of a pair after a comma: a key, then =.
-var propKeyStart = regexp.MustCompile(`^\s*[A-Za-z0-9][A-Za-z0-9_.$-]*\s*=`)
-
 func (p *propsFlag) Set(v string) error {
 	if p.m == nil {
 		p.m = map[string]string{}
@@ -266,23 +270,32 @@ func (p *propsFlag) Set(v string) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		var pairs []string
-		for i, part := range strings.Split(line, ",") {
-			if i > 0 && !propKeyStart.MatchString(part) {
-				pairs[len(pairs)-1] += "," + part
+		prev := ""
+		for _, kv := range strings.Split(line, ",") {
+			k, val, ok := strings.Cut(kv, "=")
+			if prev != "" && continuesList(prev, k, ok) {
+				// A list value (bootstrap.servers=a:9092,b:9092), or
+				// gossip keys, whose base64 may end in "=".
+				p.m[prev] += "," + strings.TrimSpace(kv)
 				continue
 			}
-			pairs = append(pairs, part)
-		}
-		for _, kv := range pairs {
-			k, val, ok := strings.Cut(kv, "=")
 			if !ok || strings.TrimSpace(k) == "" {
 				return fmt.Errorf("%q is not key=value", kv)
 			}
-			p.m[strings.TrimSpace(k)] = strings.TrimSpace(val)
+			prev = strings.TrimSpace(k)
+			p.m[prev] = strings.TrimSpace(val)
 		}
 	}
 	return nil
+}
+
+// continuesList reports whether a comma-separated piece (k before its
+// first "=", if it has one) is one more item of the value of the key
+// before it rather than a key=value of its own: a piece without "=", or,
+// after the gossip key, one whose "key" has no dot, which every worker key
+// Sluice takes with a list has and base64 never has.
+func continuesList(prev, k string, hasEquals bool) bool {
+	return !hasEquals || (prev == worker.KeyGossipKey && !strings.Contains(k, "."))
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,12 +9,14 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/internal/cluster/clustertls"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
@@ -30,6 +32,12 @@ type ClientConfig struct {
 	// means port 0 on the local address that routes to the first join
 	// address: workers must be able to reach the client back.
 	Bind string
+	// GossipKeys and TLS are the cluster's gossip keys and remote TLS, as
+	// the workers have them (gossip.Config.Keys, package clustertls):
+	// without them a secured cluster neither lets the client join nor
+	// answers it.
+	GossipKeys [][]byte
+	TLS        *clustertls.Config
 	// JoinTimeout bounds finding a worker; default 5 s.
 	JoinTimeout time.Duration
 	Log         zerolog.Logger
@@ -47,6 +55,11 @@ type Client struct {
 	system  *actor.ActorSystem
 	remote  *remote.Remote
 	workers []gossip.Meta
+
+	mu sync.Mutex
+	// handshake is the last failed TLS handshake with a worker: the
+	// reason a request then times out, which protoactor does not tell.
+	handshake *clustertls.HandshakeFailure
 }
 
 // Dial joins the cluster and waits until at least one worker's admin actor
@@ -70,7 +83,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	hostname, _ := os.Hostname()
 	name := "sluice-cli-" + hostname + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
 	g, err := gossip.Start(gossip.Config{Cluster: cfg.Cluster, Meta: gossip.Meta{WorkerID: name, Client: true},
-		Bind: bind, Join: cfg.Join, Log: cfg.Log})
+		Bind: bind, Join: cfg.Join, Keys: cfg.GossipKeys, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +101,10 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 			}
 		}
 		if len(c.workers) > 0 {
+			if err := tlsMismatch(cfg, c.workers); err != nil {
+				g.Leave()
+				return nil, err
+			}
 			// The worker joined at answers first, as the user expects;
 			// the others stand by should it not answer.
 			slices.SortStableFunc(c.workers, func(a, b gossip.Meta) int {
@@ -97,7 +114,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			g.Leave()
-			return nil, fmt.Errorf("%w: no worker of cluster %q answered at %v within %s; check --join (a worker's --bind address, host:port) and --cluster (the workers' cluster name)",
+			return nil, fmt.Errorf("%w: no worker of cluster %q answered at %v within %s; check --join (a worker's --bind address, host:port), --cluster (the workers' cluster name) and --gossip-key (the workers' key, if their gossip is encrypted)",
 				ErrNoWorker, cfg.Cluster, cfg.Join, timeout)
 		}
 		g.JoinAll(cfg.Join) // a seed that was down may be up now
@@ -110,12 +127,32 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: level}))
 	}))
-	c.remote = remote.NewRemote(c.system, remote.Configure(host, 0))
+	logFailure := clustertls.LogFailures(cfg.Log)
+	c.remote = remote.NewRemote(c.system, remote.Configure(host, 0, clustertls.RemoteOptions(cfg.TLS, func(f clustertls.HandshakeFailure) {
+		logFailure(f)
+		c.mu.Lock()
+		c.handshake = &f
+		c.mu.Unlock()
+	})...))
 	if err := startRemote(c.remote); err != nil {
 		g.Leave()
 		return nil, err
 	}
 	return c, nil
+}
+
+// tlsMismatch says, before any request times out, that the client and
+// the workers disagree on cluster TLS.
+func tlsMismatch(cfg ClientConfig, workers []gossip.Meta) error {
+	for _, w := range workers {
+		switch {
+		case w.ActorTLS && cfg.TLS == nil:
+			return fmt.Errorf("%w: worker %s speaks cluster TLS: give --cluster-tls-cert and --cluster-tls-key (and --cluster-tls-ca) as the workers have them", ErrNoWorker, w.WorkerID)
+		case !w.ActorTLS && cfg.TLS != nil:
+			return fmt.Errorf("%w: worker %s runs without cluster TLS: drop --cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca", ErrNoWorker, w.WorkerID)
+		}
+	}
+	return nil
 }
 
 func boolToInt(b bool) int {
@@ -178,12 +215,22 @@ func (c *Client) Do(ctx context.Context, req *controlpb.AdminRequest) (*controlp
 			}
 			return ar, nil
 		}
-		errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.WorkerID, w.Actor, err))
+		errs = append(errs, fmt.Errorf("worker %s at %s: %w%s", w.WorkerID, w.Actor, err, c.handshakeHint()))
 		if errors.Is(err, actor.ErrTimeout) && (!resendable(req) || ctx.Err() != nil) {
 			break
 		}
 	}
 	return nil, fmt.Errorf("%w: %w", ErrNoWorker, errors.Join(errs...))
+}
+
+// handshakeHint is the last failed TLS handshake, to add to an error.
+func (c *Client) handshakeHint() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handshake == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (cluster TLS handshake with %s failed: %v; check --cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca against the workers')", c.handshake.Peer, c.handshake.Err)
 }
 
 // Close leaves the cluster's gossip and stops listening.

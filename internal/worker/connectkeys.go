@@ -44,6 +44,7 @@ var mappedKeys = map[string]bool{
 	"bootstrap.servers": true, "group.id": true, "listeners": true, "admin.listeners": true,
 	"rest.advertised.host.name": true, "rest.advertised.port": true, "rest.advertised.listener": true,
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
+	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true,
 }
 
 // restKeys are the REST API's keys the worker honours (listeners.go,
@@ -288,7 +289,7 @@ func (c *Config) applyConnectKeys() error {
 	str("status.storage.topic", &c.StatusTopic)
 	str("client.id", &c.ClientID)
 	str("rest.advertised.host.name", &c.RESTAdvertisedHost)
-	errs = append(errs, c.applyListeners())
+	errs = append(errs, c.applyListeners(), c.applyClusterKeys())
 	num := func(key string, bits int, min int64, set func(int64)) {
 		v := p(key)
 		if v == "" {

@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/cluster/actorcluster"
+	"github.com/sluice-io/sluice/internal/cluster/clustertls"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
 	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/configprovider"
@@ -102,6 +103,13 @@ type Config struct {
 	// that notices a kill -9 in under a second on loopback.
 	ProbeInterval, ProbeTimeout time.Duration
 	SuspicionMult               int
+	// GossipKeys encrypt gossip (gossip.Config.Keys); empty takes
+	// sluice.gossip.key, and without it gossip is plaintext.
+	GossipKeys [][]byte
+	// ClusterTLS carries the actor remote over mutual TLS (package
+	// clustertls); nil takes the sluice.cluster.tls.* files, and without
+	// them the remote is plaintext gRPC.
+	ClusterTLS *clustertls.Config
 
 	// Group timing: session.timeout.ms (10 s), heartbeat.interval.ms
 	// (1 s here, 3 s in Connect) and rebalance.timeout.ms (60 s).
@@ -448,8 +456,8 @@ func (w *Worker) build() error {
 		bind = "127.0.0.1:0"
 	}
 	if w.gossip, err = gossip.Start(gossip.Config{
-		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: w.restURL},
-		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join,
+		Cluster: w.cfg.Cluster, Meta: gossip.Meta{WorkerID: w.cfg.WorkerID, URL: w.restURL, ActorTLS: w.cfg.ClusterTLS != nil},
+		Bind: bind, Advertise: w.cfg.GossipAdvertise, Join: w.cfg.Join, Keys: w.cfg.GossipKeys,
 		ProbeInterval: w.cfg.ProbeInterval, ProbeTimeout: w.cfg.ProbeTimeout, SuspicionMult: w.cfg.SuspicionMult,
 		OnGone: w.removeGone, Log: w.cfg.logger(loglevel.Gossip),
 	}); err != nil {
@@ -671,7 +679,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	w.runtime = rt
 	host, _, _ := net.SplitHostPort(w.gossip.Addr())
 	if w.actors, err = actorcluster.Start(actorcluster.Config{
-		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip,
+		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip, TLS: cfg.ClusterTLS,
 		Info: w.members.info, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
 	}); err != nil {
 		return err

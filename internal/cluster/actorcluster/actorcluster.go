@@ -21,7 +21,9 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/rs/zerolog"
 
+	"github.com/sluice-io/sluice/internal/cluster/clustertls"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/cluster/peerwarn"
 	"github.com/sluice-io/sluice/internal/controlpb"
 )
 
@@ -34,6 +36,9 @@ type Config struct {
 	// actors too.
 	Host   string
 	Gossip *gossip.Gossip
+	// TLS carries the remote over TLS, mutual (package clustertls); nil
+	// is plaintext gRPC.
+	TLS *clustertls.Config
 	// Info describes this worker for the admin actor.
 	Info func() *controlpb.WorkerInfo
 	// Admin answers control requests (package admin); it may block, so
@@ -57,8 +62,8 @@ func Start(cfg Config) (n *Node, err error) {
 		host = "127.0.0.1"
 	}
 	// Port 0: the remote picks one and gossip tells the others.
-	rc := remote.Configure(host, 0)
-	p := &provider{g: cfg.Gossip, log: cfg.Log}
+	rc := remote.Configure(host, 0, clustertls.RemoteOptions(cfg.TLS, clustertls.LogFailures(cfg.Log))...)
+	p := &provider{g: cfg.Gossip, log: cfg.Log, tls: cfg.TLS != nil, mismatch: peerwarn.New(time.Minute)}
 	cc := cluster.Configure(cfg.Cluster, p, disthash.New(), rc,
 		// docs/adr/0002: protoactor's gossip heartbeat expiration blocks a
 		// stalled member for good without telling it; membership is
@@ -160,6 +165,11 @@ func (n *Node) Shutdown() { n.cluster.Remote.Shutdown(false) }
 type provider struct {
 	g   *gossip.Gossip
 	log zerolog.Logger
+	// tls tells whether this member's remote speaks cluster TLS; a member
+	// that differs is warned about, for without the wrapper of package
+	// clustertls a plaintext member never hears why its dials fail.
+	tls      bool
+	mismatch *peerwarn.Limiter
 
 	mu      sync.Mutex
 	members *cluster.MemberList
@@ -189,6 +199,10 @@ func (p *provider) publish() {
 	for _, m := range p.g.Alive() {
 		if m.ActorID == "" || m.Actor == "" {
 			continue // its actor cluster has not started yet
+		}
+		if m.ActorTLS != p.tls && p.mismatch.Allow(m.WorkerID) {
+			p.log.Warn().Str("peer", m.WorkerID).Bool("peer_cluster_tls", m.ActorTLS).Bool("cluster_tls", p.tls).
+				Msg("a worker of this cluster differs from this one in cluster TLS (--cluster-tls-cert, --cluster-tls-key, --cluster-tls-ca): the two cannot exchange control messages")
 		}
 		host, port, err := net.SplitHostPort(m.Actor)
 		if err != nil {

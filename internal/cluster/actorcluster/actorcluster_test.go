@@ -16,6 +16,12 @@ import (
 
 func node(t *testing.T, id string, join ...string) (*Node, *gossip.Gossip) {
 	t.Helper()
+	return nodeLogging(t, id, zerolog.Nop(), join...)
+}
+
+// nodeLogging starts a node as node does, whose actor cluster logs to log.
+func nodeLogging(t *testing.T, id string, log zerolog.Logger, join ...string) (*Node, *gossip.Gossip) {
+	t.Helper()
 	g, err := gossip.Start(gossip.Config{Cluster: "ac", Meta: gossip.Meta{WorkerID: id}, Bind: "127.0.0.1:0", Join: join, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func node(t *testing.T, id string, join ...string) (*Node, *gossip.Gossip) {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	t.Cleanup(sys.Shutdown) // after n.Shutdown, which leaves the system to its owner
-	n, err := Start(Config{System: sys, Cluster: "ac", Host: "127.0.0.1", Gossip: g, Log: zerolog.Nop(),
+	n, err := Start(Config{System: sys, Cluster: "ac", Host: "127.0.0.1", Gossip: g, Log: log,
 		Info: func() *controlpb.WorkerInfo {
 			return &controlpb.WorkerInfo{WorkerId: id, Tasks: []*controlpb.TaskRef{{Connector: "c", Task: int32(len(id))}}}
 		}})

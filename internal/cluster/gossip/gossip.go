@@ -6,19 +6,24 @@
 package gossip
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/internal/cluster/peerwarn"
 )
 
 // Meta is what a worker tells the others about itself (memberlist node
@@ -30,6 +35,10 @@ type Meta struct {
 	// address, once its actor cluster runs.
 	ActorID string `json:"aid,omitempty"`
 	Actor   string `json:"actor,omitempty"`
+	// ActorTLS tells that the actor remote speaks cluster TLS, so that a
+	// member dialing it without (or with TLS to one without) can say so
+	// rather than time out.
+	ActorTLS bool `json:"tls,omitempty"`
 	// Client marks an admin client (`sluice connectors ...`) that joins
 	// only to learn the workers' actor addresses: workers neither count it
 	// as a worker nor act when it goes.
@@ -63,6 +72,15 @@ type Config struct {
 	// (a kill -9 is noticed in well under a second on loopback).
 	ProbeInterval, ProbeTimeout, GossipInterval time.Duration
 	SuspicionMult                               int
+	// Keys encrypt and authenticate every gossip packet and stream
+	// (memberlist's keyring, AES-GCM): the first key encrypts, every key
+	// decrypts, so a key is rotated in three steps, each of which
+	// interworks with the one before: OLD,NEW everywhere, then NEW,OLD,
+	// then NEW. Each key is 16,
+	// 24 or 32 bytes (AES-128/192/256; ParseKeys checks). With keys set,
+	// traffic that is not encrypted with one of them is refused. Empty
+	// means plaintext gossip.
+	Keys [][]byte
 	// OnGone is called (never under memberlist's lock) with the worker id of
 	// a member that memberlist declared dead or that left. memberlist's
 	// event does not tell the two apart (its Node.State is stale there);
@@ -116,7 +134,16 @@ func Start(cfg Config) (*Gossip, error) {
 	}
 	// A worker restarted with the same id may take its name back at once.
 	mc.DeadNodeReclaimTime = time.Second
-	mc.Logger = log.New(filterWriter{cfg.Log}, "", 0)
+	if len(cfg.Keys) > 0 {
+		if mc.Keyring, err = memberlist.NewKeyring(cfg.Keys[1:], cfg.Keys[0]); err != nil {
+			return nil, fmt.Errorf("gossip key: %w", err)
+		}
+		// An encrypted cluster refuses plaintext packets and streams, and
+		// never sends any: a worker without the key cannot join or
+		// listen in.
+		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
+	}
+	mc.Logger = log.New(newFilterWriter(cfg.Log, len(cfg.Keys) > 0), "", 0)
 	meta, err := json.Marshal(cfg.Meta)
 	if err != nil || len(meta) > memberlist.MetaMaxSize {
 		return nil, fmt.Errorf("gossip: node metadata too large (%d bytes, at most %d)", len(meta), memberlist.MetaMaxSize)
@@ -177,7 +204,13 @@ func (g *Gossip) JoinAll(addrs []string) {
 		return
 	}
 	if n, err := g.ml.Join(fresh); err != nil {
-		g.cfg.Log.Warn().Err(err).Strs("seeds", fresh).Int("joined", n).Msg("gossip: some workers could not be reached")
+		msg := "gossip: some workers could not be reached"
+		if len(g.cfg.Keys) > 0 {
+			// A peer with another key closes the stream without a word;
+			// its own log names this worker as the one it cannot decrypt.
+			msg += " (if they run, their gossip key may differ from this worker's)"
+		}
+		g.cfg.Log.Warn().Err(err).Strs("seeds", fresh).Int("joined", n).Msg(msg)
 		if n == 0 {
 			g.mu.Lock() // try again next time
 			for _, a := range fresh {
@@ -342,18 +375,104 @@ func (*metaDelegate) LocalState(bool) []byte          { return nil }
 func (*metaDelegate) MergeRemoteState([]byte, bool)   {}
 
 // filterWriter sends memberlist's own log lines to zerolog at debug, its
-// warnings and errors at warn.
-type filterWriter struct{ log zerolog.Logger }
+// warnings and errors at warn. Lines that say a peer's traffic could not
+// be decrypted (or was not encrypted) become one clear warning per peer
+// and minute: a worker with the wrong gossip key is retried every probe
+// interval, and the raw lines would flood the log without saying why.
+type filterWriter struct {
+	log       zerolog.Logger
+	encrypted bool
+	mismatch  *peerwarn.Limiter
+}
+
+func newFilterWriter(log zerolog.Logger, encrypted bool) filterWriter {
+	return filterWriter{log: log, encrypted: encrypted, mismatch: peerwarn.New(time.Minute)}
+}
+
+// keyMismatchSigns are memberlist's words for traffic sealed with another
+// key, or sealed on one side only, in lower case: memberlist capitalises
+// them differently on its packet and stream paths.
+var keyMismatchSigns = []string{
+	"no installed keys could decrypt",
+	"decrypt packet failed",
+	"remote state is encrypted and encryption is not configured",
+	"encryption is configured but remote state is not encrypted",
+}
 
 func (f filterWriter) Write(p []byte) (int, error) {
-	line := string(p)
+	line := strings.TrimSpace(string(p))
+	if f.keyMismatch(line) {
+		peer := peerOf(line)
+		if f.mismatch.Allow(peer) {
+			f.log.Warn().Str("component", "memberlist").Str("peer_host", peer).Str("detail", line).
+				Msg(f.mismatchAdvice())
+		} else {
+			f.log.Debug().Str("component", "memberlist").Msg(line)
+		}
+		return len(p), nil
+	}
 	switch {
 	case strings.Contains(line, "[ERR]"), strings.Contains(line, "[WARN]"):
-		f.log.Warn().Str("component", "memberlist").Msg(strings.TrimSpace(line))
+		f.log.Warn().Str("component", "memberlist").Msg(line)
 	default:
-		f.log.Debug().Str("component", "memberlist").Msg(strings.TrimSpace(line))
+		f.log.Debug().Str("component", "memberlist").Msg(line)
 	}
 	return len(p), nil
 }
 
+func (f filterWriter) keyMismatch(line string) bool {
+	lower := strings.ToLower(line)
+	if !f.encrypted && strings.Contains(lower, "type (") && strings.Contains(lower, "not supported") {
+		// A keyless worker reads an encrypted packet as an unknown
+		// message type.
+		return true
+	}
+	return slices.ContainsFunc(keyMismatchSigns, func(s string) bool { return strings.Contains(lower, s) })
+}
+
+func (f filterWriter) mismatchAdvice() string {
+	if f.encrypted {
+		return "gossip: refused traffic from a peer that does not use this worker's gossip key (a wrong --gossip-key / sluice.gossip.key, or none): it cannot join this cluster until the keys match"
+	}
+	return "gossip: a peer sends encrypted gossip and this worker has no gossip key: give it the cluster's --gossip-key / sluice.gossip.key to join"
+}
+
+// peerOf is the host of the peer memberlist names as from=host:port
+// (a stream comes from a new port each time), or "unknown".
+func peerOf(line string) string {
+	_, rest, ok := strings.Cut(line, "from=")
+	if !ok {
+		return "unknown"
+	}
+	addr, _, _ := strings.Cut(rest, " ")
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
 var _ io.Writer = filterWriter{}
+
+// ParseKeys decodes gossip keys given as base64 (as `head -c 32
+// /dev/urandom | base64` prints them), each value possibly a list
+// separated by commas or spaces, in order: the first encrypts. Errors say
+// which key is wrong, never what it is.
+func ParseKeys(values []string) ([][]byte, error) {
+	var keys [][]byte
+	for _, v := range values {
+		for _, k := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			n := len(keys) + 1
+			key, err := base64.StdEncoding.DecodeString(k)
+			if err != nil {
+				return nil, fmt.Errorf("key %d is not base64 (generate one with: head -c 32 /dev/urandom | base64)", n)
+			}
+			switch len(key) {
+			case 16, 24, 32:
+			default:
+				return nil, fmt.Errorf("key %d is %d bytes; a gossip key is 16, 24 or 32 bytes (AES-128, AES-192 or AES-256) before base64", n, len(key))
+			}
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
+}
