@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-io/sluice/internal/cluster/clustertls"
 	"github.com/sluice-io/sluice/internal/cluster/gossip"
+	"github.com/sluice-io/sluice/internal/tlsconf"
 )
 
 // Sluice's own worker keys for the traffic between workers (gossip and the
@@ -21,6 +22,12 @@ const (
 	KeyClusterTLSCert = "sluice.cluster.tls.cert"
 	KeyClusterTLSKey  = "sluice.cluster.tls.key"
 	KeyClusterTLSCA   = "sluice.cluster.tls.ca"
+	// KeyClusterTLSREST=true gives the actor remote the certificates of
+	// the https REST listeners instead of files of its own: the listeners'
+	// keystore is each member's certificate, their truststore the CA
+	// (without one, the certificate is its own CA, for one certificate the
+	// cluster shares).
+	KeyClusterTLSREST = "sluice.cluster.tls.rest"
 )
 
 // clusterKeyNames are the keys' names, for errors about their files.
@@ -42,7 +49,20 @@ func (c *Config) applyClusterKeys() error {
 		Key:  strings.TrimSpace(c.Props[KeyClusterTLSKey]),
 		CA:   strings.TrimSpace(c.Props[KeyClusterTLSCA]),
 	}
-	if files == (clustertls.Files{}) || c.ClusterTLS != nil {
+	fromREST, err := parseBoolKey(c.Props, KeyClusterTLSREST)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.ClusterTLS != nil:
+		return nil
+	case fromREST && files != (clustertls.Files{}):
+		return fmt.Errorf("%s=true and %s, %s or %s: give the actor remote either the REST listeners' certificates or files of its own, not both",
+			KeyClusterTLSREST, KeyClusterTLSCert, KeyClusterTLSKey, KeyClusterTLSCA)
+	case fromREST:
+		c.ClusterTLS, err = clusterTLSFromREST(c.Props)
+		return err
+	case files == (clustertls.Files{}):
 		return nil
 	}
 	tlsc, err := clustertls.Load(files, clusterKeyNames)
@@ -51,4 +71,35 @@ func (c *Config) applyClusterKeys() error {
 	}
 	c.ClusterTLS = tlsc
 	return nil
+}
+
+// parseBoolKey reads a true/false worker key (absent is false), as Java's
+// ConfigDef reads a BOOLEAN: case-insensitive, nothing else.
+func parseBoolKey(props map[string]string, key string) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(props[key])); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %q is not true or false", key, props[key])
+}
+
+// clusterTLSFromREST is the actor remote's TLS made of the https
+// listeners' ssl keys (listeners.https.ssl.*, else the worker's ssl.*),
+// which must name a keystore.
+func clusterTLSFromREST(props map[string]string) (*clustertls.Config, error) {
+	ssl, from := sslProps(props, listenersHTTPSPrefix)
+	m, err := tlsconf.Load(ssl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the %s keys: %w", KeyClusterTLSREST, from, err)
+	}
+	if len(m.Certificates) == 0 {
+		return nil, fmt.Errorf("%s: the %s keys name no keystore (ssl.keystore.location or ssl.keystore.key): the actor remote needs a certificate", KeyClusterTLSREST, from)
+	}
+	tlsc, err := clustertls.New(m.Certificates[0], m.RootCAs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", KeyClusterTLSREST, err)
+	}
+	return tlsc, nil
 }

@@ -44,7 +44,7 @@ var mappedKeys = map[string]bool{
 	"bootstrap.servers": true, "group.id": true, "listeners": true, "admin.listeners": true,
 	"rest.advertised.host.name": true, "rest.advertised.port": true, "rest.advertised.listener": true,
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
-	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true,
+	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true, KeyClusterTLSREST: true,
 }
 
 // restKeys are the REST API's keys the worker honours (listeners.go,
