@@ -139,11 +139,14 @@ set_java() {
     -cp "$(cat "$cpfile")")
 }
 
-# check_ports PORT... fails unless each is a number nothing listens on.
+# check_ports PORT... fails unless each is a number nothing listens on,
+# and no two are the same.
 check_ports() {
-  local p
+  local p seen=" "
   for p in "$@"; do
     [[ "$p" =~ ^[0-9]+$ ]] || die "ports must be numbers, not '$p'"
+    [[ "$seen" != *" $p "* ]] || die "port $p is given twice"
+    seen+="$p "
     if port_open "$p"; then
       die "127.0.0.1:$p is already in use"
     fi
