@@ -324,8 +324,10 @@ func TestKafkaSecurityFailoverOverSASLSSL(t *testing.T) {
 }
 
 // TestKafkaSecurityWrongPasswordIsAClearError starts a worker whose
-// password is wrong: it stays up, GET /health answers 503 and says why,
-// and neither its logs nor any REST answer carry the password.
+// password is wrong: it stays up retrying, GET /health answers 503 and
+// says why, and neither its logs nor any REST answer carry the password.
+// kfake cannot say why (it drops the connection; test/kafka/DIFFERENCES.md),
+// so there the test requires the retries and the 503 but not the words.
 func TestKafkaSecurityWrongPasswordIsAClearError(t *testing.T) {
 	s := kafkatest.NewSecure(t)
 	u := s.User(t, kafkatest.ScramSHA512, 0)
@@ -333,6 +335,11 @@ func TestKafkaSecurityWrongPasswordIsAClearError(t *testing.T) {
 	c := newSecureCluster(t, s, "sasl-wrong", kafkatest.Client{Protocol: kafkatest.SASLSSL, User: u, Truststore: kafkatest.TruststoreJKS})
 	w := c.start(nil)
 
+	// Two retries logged prove a retry loop, not one attempt.
+	waitFor(t, w.FailIfExited, stateDeadline, 250*time.Millisecond, "two logged retries", func() (bool, string) {
+		n := strings.Count(strings.ToLower(w.StderrText()), "retry")
+		return n >= 2, fmt.Sprintf("%d retries logged", n)
+	})
 	var health string
 	waitFor(t, w.FailIfExited, stateDeadline, 250*time.Millisecond, "GET /health saying the worker cannot authenticate", func() (bool, string) {
 		code, body, err := send("GET", "http://"+w.rest+"/health", "")
@@ -346,8 +353,8 @@ func TestKafkaSecurityWrongPasswordIsAClearError(t *testing.T) {
 		return !s.External || mentionsAuthentication(health), health
 	})
 	t.Logf("GET /health: %s", health)
-	// Still up after some retries: a wrong password is not a crash loop.
-	time.Sleep(3 * time.Second)
+	// Still up a while later: a wrong password is not a crash loop.
+	time.Sleep(2 * time.Second)
 	w.FailIfExited()
 
 	answers := map[string]string{"GET /health": health}
