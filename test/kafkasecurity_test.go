@@ -8,16 +8,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/proctest"
-	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // The tests of this file run `sluice worker` processes that reach a broker
@@ -261,9 +260,11 @@ func TestKafkaSecuritySinkDeadLetterQueueOverSASLSSL(t *testing.T) {
 }
 
 // TestKafkaSecurityFailoverOverSASLSSL: three `sluice worker` processes
-// over SASL_SSL with SCRAM-SHA-512; the worker running Datagen's task 0 is
-// killed with SIGKILL; the task runs again on a survivor, and no sequence
-// number of any task is missing from the topic.
+// over SASL_SSL with SCRAM-SHA-512 copy a growing file with the FileStream
+// connectors; the worker running the source task is killed with SIGKILL;
+// the task runs again on a survivor, from its last committed offset, and
+// every line written to the input reaches the output (duplicates from the
+// replayed window are allowed, lost or invented lines are not).
 func TestKafkaSecurityFailoverOverSASLSSL(t *testing.T) {
 	s := kafkatest.NewSecure(t)
 	c := newSecureCluster(t, s, "sasl-failover", kafkatest.Client{
@@ -272,55 +273,114 @@ func TestKafkaSecurityFailoverOverSASLSSL(t *testing.T) {
 	w1 := c.add()
 	c.add(w1.bind)
 	c.add(w1.bind)
-	all := []string{}
+	var all []string
 	for id := range c.workers {
 		all = append(all, id)
 	}
-	const tasks = 3
-	topic := c.topic("gen")
-	createOn(t, w1.rest, "gen", map[string]string{
-		"connector.class": "Datagen", "topic": topic, "tasks.max": fmt.Sprint(tasks), "records.per.second": "50",
-		"key.converter": stringConverter, "value.converter.schemas.enable": "false",
+
+	dir := t.TempDir()
+	in, out, topic := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt"), c.topic("growing")
+	grow := appendLines(t, in)
+	createOn(t, w1.rest, "file-sink", fileSink(out, topic))
+	createOn(t, w1.rest, "file-source", fileSource(in, topic))
+	before, _ := c.placement("file-source", 1, all, nil)
+	c.placement("file-sink", 1, all, nil)
+	waitFor(t, w1.FailIfExited, stateDeadline, 50*time.Millisecond, "lines flowing to the output", func() (bool, string) {
+		n := countLines(readFile(t, out))
+		return n >= 100, fmt.Sprintf("%d lines out", n)
 	})
-	before, _ := c.placement("gen", tasks, all, nil)
+
 	victim := before[0]
-	time.Sleep(time.Second) // every task produces a while before the kill
 	c.workers[victim].Kill9()
+	t.Logf("SIGKILL to %s, which ran the source task, with %d lines written and %d copied", victim, grow.written(), countLines(readFile(t, out)))
 	var survivors []string
 	for _, id := range all {
 		if id != victim {
 			survivors = append(survivors, id)
 		}
 	}
-	after, took := c.placement("gen", tasks, survivors, nil)
-	t.Logf("task 0 ran on %s, killed; after %v the tasks run on %v", victim, took.Round(time.Millisecond), after)
-	time.Sleep(time.Second) // the moved task produces after the move
-	if code, body := mustSend(t, "PUT", "http://"+c.any()+"/connectors/gen/pause", ""); code != http.StatusAccepted {
-		t.Fatalf("pause: %d %s", code, body)
-	}
-	waitPaused(t, c.cluster, "gen")
-	time.Sleep(time.Second) // the last sends of the paused tasks land
+	after, took := c.placement("file-source", 1, survivors, nil)
+	c.placement("file-sink", 1, survivors, nil)
+	t.Logf("the source task RUNNING on %s %v after the kill", after[0], took.Round(time.Millisecond))
+	time.Sleep(time.Second) // the moved task reads lines written after the move
+	n := grow.stop()
 
-	seen := make([]map[int64]bool, tasks)
-	for i := range seen {
-		seen[i] = map[int64]bool{}
+	want := map[string]bool{}
+	for i := 1; i <= n; i++ {
+		want[growingLine(i)] = true
 	}
-	readTopic(t, c.clientOpts(), topic, func(r *kgo.Record) {
-		task, seq, err := datagen.ParseValue(r.Value)
-		if err != nil || task < 0 || task >= tasks {
-			t.Fatalf("unexpected record %q: %v", r.Value, err)
+	var got []string
+	waitFor(t, c.workers[survivors[0]].FailIfExited, stateDeadline, 250*time.Millisecond, "every input line in the output", func() (bool, string) {
+		got = strings.Split(strings.TrimSuffix(string(readFile(t, out)), "\n"), "\n")
+		seen := map[string]bool{}
+		for _, l := range got {
+			if want[l] {
+				seen[l] = true
+			}
 		}
-		seen[task][seq] = true
+		return len(seen) == n, fmt.Sprintf("%d of %d lines present", len(seen), n)
 	})
-	for task, seqs := range seen {
-		highest, missing, first := testutil.Gaps(seqs, 10)
-		if highest < 0 {
-			t.Fatalf("task %d produced nothing", task)
-		}
-		if missing > 0 {
-			t.Fatalf("task %d: %d sequence numbers missing below %d, first %v", task, missing, highest, first)
+	for i, l := range got {
+		if !want[l] {
+			t.Fatalf("output line %d %q was never written to the input", i+1, l)
 		}
 	}
+	t.Logf("%d lines written, %d output lines: %d duplicates", n, len(got), len(got)-n)
+}
+
+// growingFile appends numbered lines to a file until stopped.
+type growingFile struct {
+	count atomic.Int64
+	done  chan struct{}
+	quit  chan struct{}
+}
+
+// appendLines starts appending growingLine(1), growingLine(2), ... to
+// path, about 200 a second, each line in one write so that a reader never
+// sees half of one.
+func appendLines(t *testing.T, path string) *growingFile {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &growingFile{done: make(chan struct{}), quit: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		defer f.Close()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for i := 1; ; i++ {
+			select {
+			case <-g.quit:
+				return
+			case <-tick.C:
+			}
+			if _, err := f.WriteString(growingLine(i) + "\n"); err != nil {
+				t.Errorf("appending to %s: %v", path, err)
+				return
+			}
+			g.count.Store(int64(i))
+		}
+	}()
+	t.Cleanup(func() { g.stop() })
+	return g
+}
+
+func growingLine(i int) string { return fmt.Sprintf("growing line %07d", i) }
+
+// written is how many lines have been appended so far.
+func (g *growingFile) written() int { return int(g.count.Load()) }
+
+// stop ends the appending and returns how many lines were written.
+func (g *growingFile) stop() int {
+	select {
+	case <-g.quit:
+	default:
+		close(g.quit)
+	}
+	<-g.done
+	return g.written()
 }
 
 // TestKafkaSecurityWrongPasswordIsAClearError starts a worker whose
