@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // ownProducers are the producers of connectors with producer overrides
@@ -44,7 +45,8 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOve
 	defer p.mu.Unlock()
 	own := p.m[key]
 	if own == nil {
-		opts := append(append(append([]kgo.Opt{}, r.opts.KafkaOpts...), ProducerOpts()...), kgo.ClientID(clientID))
+		opts := append(r.clientOpts(kafkasec.Producer, o.Security), ProducerOpts()...)
+		opts = append(opts, kgo.ClientID(clientID))
 		cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s*: %w", connconfig.ProducerOverridePrefix, err)
@@ -75,6 +77,17 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOve
 	return own.client, release, nil
 }
 
+// clientOpts are the options every client of kind starts from: the
+// worker's Kafka options, then the connector's security overrides if it
+// has any (overridden), else the worker's security for that kind.
+func (r *Runtime) clientOpts(kind string, overridden []kgo.Opt) []kgo.Opt {
+	security := r.opts.Security[kind]
+	if overridden != nil {
+		security = overridden
+	}
+	return append(append([]kgo.Opt{}, r.opts.KafkaOpts...), security...)
+}
+
 // closeAll closes every producer still open.
 func (p *ownProducers) closeAll() {
 	p.mu.Lock()
@@ -95,7 +108,7 @@ func (r *taskRun) adminFor(o connconfig.AdminOverrides) (*kadm.Client, func(), e
 		return r.rt.opts.Admin, func() {}, nil
 	}
 	id := fmt.Sprintf("connector-adminclient-%s-%d", r.id.Connector, r.id.Task)
-	opts := append(append([]kgo.Opt{}, r.rt.opts.KafkaOpts...), kgo.ClientID(id))
+	opts := append(r.rt.clientOpts(kafkasec.Admin, o.Security), kgo.ClientID(id))
 	cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s*: %w", connconfig.AdminOverridePrefix, err)

@@ -52,12 +52,18 @@ type Options struct {
 	// Topics records the topics tasks produce to or consume from
 	// (topics.go); nil records nothing.
 	Topics TopicRecorder
-	// KafkaOpts connect to the cluster's Kafka (seed brokers, TLS, ...);
-	// sink tasks build their consumers from them.
+	// KafkaOpts connect to the cluster's Kafka (seed brokers, an embedding
+	// program's options); every client the actors make starts from them.
 	KafkaOpts []kgo.Opt
+	// Security are the TLS and SASL options of each kind of client the
+	// actors make (kafkasec.Producer, Consumer, Admin), from the worker's
+	// security keys; a connector's security overrides replace them
+	// (ClientOverrides.Security).
+	Security map[string][]kgo.Opt
 	// Producer is shared by every source task and the dead letter queues of
 	// this worker: one idempotent acks=all client instead of one per task.
-	// A connector with producer overrides has its own (clients.go).
+	// A connector with producer overrides has its own (clients.go). It and
+	// Admin are made with the producer's and the admin's Security.
 	Producer *kgo.Client
 	Admin    *kadm.Client
 	// Worker is what parsing connector configs needs of the worker's own

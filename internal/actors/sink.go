@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // sinkPipeline: one member of the consumer group connect-<name> (cooperative
@@ -119,7 +120,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 }
 
 func (p *sinkPipeline) connect() error {
-	opts := append([]kgo.Opt{}, p.rt.opts.KafkaOpts...)
+	opts := p.rt.clientOpts(kafkasec.Consumer, p.keys.Overrides.Consumer.Security)
 	opts = append(opts,
 		kgo.ConsumerGroup("connect-"+p.id.Connector),
 		// Static membership per task: invariant 4 keeps one instance of a
@@ -212,7 +213,9 @@ func (p *sinkPipeline) maxPollRecords() int {
 // fetchErrors logs the errors of a poll; kgo retries fetches itself. With
 // auto.offset.reset=none, a partition without a committed offset or whose
 // offset is out of range fails the task, as Connect's consumer throws from
-// poll then.
+// poll then. So does a consumer that cannot authenticate, so that the
+// task's status says why it consumes nothing, and it is retried with the
+// restart backoff.
 func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
 	var fatal error
 	fetches.EachError(func(t string, part int32, err error) {
@@ -220,6 +223,9 @@ func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
 			return
 		}
 		p.log.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
+		if fatal == nil && kafkasec.IsAuthError(err) {
+			fatal = fmt.Errorf("the task's consumer cannot authenticate to Kafka: %w", err)
+		}
 		if p.keys.Overrides.Consumer.NoReset && fatal == nil && noOffset(err) {
 			fatal = fmt.Errorf("%s-%d: %w (consumer.override.auto.offset.reset=none: there is no offset to reset to)", t, part, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
@@ -216,6 +217,10 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 			err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
 				"set %s and %s to have the connector create the topics it writes to",
 				err, r.Topic, connconfig.TopicCreationDefaultPartitions, connconfig.TopicCreationDefaultReplicationFactor)
+		}
+		if kafkasec.IsAuthError(err) {
+			// Said plainly in the task's status trace.
+			err = fmt.Errorf("the task's producer cannot authenticate to Kafka: %w", err)
 		}
 		p.tracker.ack(e, err)
 		if err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // Client override prefixes (KIP-458): per-connector settings of the Kafka
@@ -55,6 +56,13 @@ type ClientOverrides struct {
 	Keys map[string]string
 	// Opts carry them out in franz-go, to apply after the worker's options.
 	Opts []kgo.Opt
+	// Security, when the connector overrides a security key
+	// (security.protocol, sasl.*, ssl.*), is the client's TLS and SASL
+	// options from the worker's security keys for this kind of client with
+	// the overrides over them. They replace the worker's security options
+	// rather than follow them: franz-go adds up SASL mechanisms, it does
+	// not replace one with another.
+	Security []kgo.Opt
 }
 
 // Set reports whether the connector overrides anything of this client.
@@ -136,19 +144,51 @@ func parseOverrides(w Worker, t connectors.Type, config map[string]string, ce *c
 	if producer {
 		if keys := allowed(w, ProducerOverridePrefix, overrideKeys(config, ProducerOverridePrefix), ce); keys != nil {
 			o.Producer = parseProducer(keys, ce)
+			o.Producer.Security = securityOverrides(w, kafkasec.Producer, ProducerOverridePrefix, keys, ce)
 		}
 	}
 	if consumer {
 		if keys := allowed(w, ConsumerOverridePrefix, overrideKeys(config, ConsumerOverridePrefix), ce); keys != nil {
 			o.Consumer = parseConsumer(keys, ce)
+			o.Consumer.Security = securityOverrides(w, kafkasec.Consumer, ConsumerOverridePrefix, keys, ce)
 		}
 	}
 	if admin {
 		if keys := allowed(w, AdminOverridePrefix, overrideKeys(config, AdminOverridePrefix), ce); keys != nil {
 			o.Admin = parseAdmin(keys, ce)
+			o.Admin.Security = securityOverrides(w, kafkasec.Admin, AdminOverridePrefix, keys, ce)
 		}
 	}
 	return o
+}
+
+// securityOverrides returns the security options of a client whose
+// connector overrides security keys (nil when it overrides none, or on an
+// error, which names the key). The overrides apply over the security the
+// worker gives that kind of client, as Connect puts a connector's
+// overrides over the worker's client config.
+func securityOverrides(w Worker, kind, prefix string, keys map[string]string, ce *connectors.ConfigError) []kgo.Opt {
+	overridden := false
+	for k := range keys {
+		overridden = overridden || kafkasec.IsSecurityKey(k)
+	}
+	if !overridden {
+		return nil
+	}
+	s, err := kafkasec.Load(kafkasec.Merge(w.ClientSecurity[kind], keys))
+	if err != nil {
+		// kafkasec's errors start with the key they are about.
+		key, _, _ := strings.Cut(err.Error(), ":")
+		if _, ok := keys[key]; !ok {
+			key = "security.protocol"
+		}
+		ce.Add(prefix+key, err.Error())
+		return nil
+	}
+	// Non-nil even for PLAINTEXT, which has no TLS or SASL option, so that
+	// it replaces the worker's security; clearing the TLS dialer first
+	// says the same to franz-go.
+	return append([]kgo.Opt{kgo.DialTLSConfig(nil)}, s.Options()...)
 }
 
 // allowed applies the worker's policy to keys, with Connect's message for
@@ -204,24 +244,18 @@ func (p *overrideParser) refuse(key, why string) {
 // client, because operators set them and deserve to know why.
 var refused = map[string]string{
 	"bootstrap.servers": "a connector's clients talk to the worker's Kafka cluster, where its offsets, configs and status live",
-	"sasl.jaas.config":  "a connector's clients authenticate as the worker does (SASL and TLS are the worker's franz-go options)",
-	"sasl.mechanism":    "a connector's clients authenticate as the worker does (SASL and TLS are the worker's franz-go options)",
-	"security.protocol": "a connector's clients connect as the worker does (SASL and TLS are the worker's franz-go options)",
 }
 
 // refuseUnknown refuses every key not in known, with the reason special or
-// refused gives for it, if any.
+// refused gives for it, if any. The security keys are securityOverrides'.
 func (p *overrideParser) refuseUnknown(known []string, special map[string]string) {
 	for _, k := range sortedKeys(p.keys) {
-		if slices.Contains(known, k) {
+		if slices.Contains(known, k) || kafkasec.IsSecurityKey(k) {
 			continue
 		}
 		why, ok := special[k]
 		if !ok {
 			why = refused[k]
-		}
-		if why == "" && (strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")) {
-			why = refused["security.protocol"]
 		}
 		p.refuse(k, why)
 	}

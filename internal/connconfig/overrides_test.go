@@ -194,7 +194,7 @@ func TestOverridesRefusedNamingTheKey(t *testing.T) {
 		{connectors.Source, "producer.override.buffer.memory", "1", "has no setting that honours it"},
 		{connectors.Source, "producer.override.bootstrap.servers", "other:9092", "worker's Kafka cluster"},
 		{connectors.Source, "producer.override.transactional.id", "t", "exactly-once"},
-		{connectors.Source, "producer.override.ssl.truststore.location", "/x", "as the worker does"},
+		{connectors.Source, "producer.override.security.protocol", "TLS", "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
 		{connectors.Sink, "consumer.override.max.poll.records", "0", "at least 1"},
 		{connectors.Sink, "consumer.override.fetch.max.bytes", "0", "between 1 and"},
 		{connectors.Sink, "consumer.override.fetch.max.wait.ms", "5", "at least 10 ms"},
@@ -205,7 +205,7 @@ func TestOverridesRefusedNamingTheKey(t *testing.T) {
 		{connectors.Sink, "consumer.override.heartbeat.interval.ms", "10000", "Heartbeat must be set lower than the session timeout"},
 		{connectors.Sink, "consumer.override.group.id", "mine", "connect-<connector name>"},
 		{connectors.Sink, "consumer.override.enable.auto.commit", "true", "invariant 1"},
-		{connectors.Sink, "consumer.override.sasl.mechanism", "PLAIN", "authenticate as the worker does"},
+		{connectors.Sink, "consumer.override.security.protocol", "SASL_SSL", "sasl.jaas.config: required"},
 		{connectors.Sink, "consumer.override.partition.assignment.strategy", "x", "consumer Sluice makes"},
 		{connectors.Sink, "admin.override.retries", "3", "admin client Sluice makes"},
 		{connectors.Sink, "admin.override.request.timeout.ms", "20", "between 100 and"},
@@ -270,26 +270,28 @@ func TestProducerIdempotenceRules(t *testing.T) {
 // Each policy, with Connect's message for a key it does not allow.
 func TestOverridePolicies(t *testing.T) {
 	config := map[string]string{
-		ProducerOverridePrefix + "acks":           "1",
-		ProducerOverridePrefix + "sasl.mechanism": "PLAIN",
-		ConsumerOverridePrefix + "client.id":      "c",
-		Topics:                                    "in", DLQTopicName: "dlq",
+		ProducerOverridePrefix + "acks":              "1",
+		ProducerOverridePrefix + "sasl.mechanism":    "GSSAPI",
+		ProducerOverridePrefix + "security.protocol": "SASL_PLAINTEXT",
+		ConsumerOverridePrefix + "client.id":         "c",
+		Topics:                                       "in", DLQTopicName: "dlq",
 	}
 	for _, tc := range []struct {
 		policy OverridePolicy
 		want   map[string]string // key -> part of its error; absent: no error
 	}{
-		{"", map[string]string{ProducerOverridePrefix + "sasl.mechanism": "authenticate as the worker does"}},
-		{PolicyAll, map[string]string{ProducerOverridePrefix + "sasl.mechanism": "authenticate as the worker does"}},
+		{"", map[string]string{ProducerOverridePrefix + "sasl.mechanism": "GSSAPI (Kerberos) is not supported"}},
+		{PolicyAll, map[string]string{ProducerOverridePrefix + "sasl.mechanism": "GSSAPI (Kerberos) is not supported"}},
 		{PolicyNone, map[string]string{
-			ProducerOverridePrefix + "acks":           "The 'None' policy does not allow 'acks' to be overridden in the connector configuration.",
-			ProducerOverridePrefix + "sasl.mechanism": "The 'None' policy does not allow 'sasl.mechanism' to be overridden",
-			ConsumerOverridePrefix + "client.id":      "The 'None' policy does not allow 'client.id' to be overridden",
+			ProducerOverridePrefix + "acks":              "The 'None' policy does not allow 'acks' to be overridden in the connector configuration.",
+			ProducerOverridePrefix + "sasl.mechanism":    "The 'None' policy does not allow 'sasl.mechanism' to be overridden",
+			ProducerOverridePrefix + "security.protocol": "The 'None' policy does not allow 'security.protocol' to be overridden",
+			ConsumerOverridePrefix + "client.id":         "The 'None' policy does not allow 'client.id' to be overridden",
 		}},
-		// Principal allows the SASL keys, which this version cannot honour.
+		// Principal allows the SASL keys; GSSAPI is refused for itself.
 		{PolicyPrincipal, map[string]string{
 			ProducerOverridePrefix + "acks":           "The 'Principal' policy does not allow 'acks' to be overridden in the connector configuration.",
-			ProducerOverridePrefix + "sasl.mechanism": "authenticate as the worker does",
+			ProducerOverridePrefix + "sasl.mechanism": "GSSAPI (Kerberos) is not supported",
 			ConsumerOverridePrefix + "client.id":      "The 'Principal' policy does not allow 'client.id'",
 		}},
 	} {
@@ -333,8 +335,46 @@ func TestParseWorker(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || w != tc.want {
+		if err != nil || w.OverridePolicy != tc.want.OverridePolicy || w.TopicCreationDisabled != tc.want.TopicCreationDisabled {
 			t.Errorf("%v: %+v, %v; want %+v", tc.props, w, err, tc.want)
 		}
+	}
+}
+
+// A connector's security overrides apply over the worker's security for
+// that kind of client, and replace the worker's options for it.
+func TestSecurityOverrides(t *testing.T) {
+	w, err := ParseWorker(map[string]string{
+		WorkerOverridePolicy: "Principal",
+		"security.protocol":  "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="worker" password="w";`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := map[string]string{
+		ProducerOverridePrefix + "sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="conn" password="Conn-Secret-3";`,
+	}
+	o, err := ParseRuntime(w, connectors.Source, config)
+	if err != nil {
+		t.Fatalf("a Principal-allowed jaas override was refused: %v", err)
+	}
+	if o.Overrides.Producer.Security == nil || !o.Overrides.Producer.Set() {
+		t.Fatal("the producer's jaas override gave no security options of its own")
+	}
+	// Over the worker's SCRAM-SHA-512, a PLAIN login module still serves (as in Java).
+	config[ProducerOverridePrefix+"sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required password="Conn-Secret-3";`
+	_, err = ParseRuntime(w, connectors.Source, config)
+	var ce *connectors.ConfigError
+	if !errors.As(err, &ce) || len(ce.Errors[ProducerOverridePrefix+"sasl.jaas.config"]) == 0 {
+		t.Fatalf("a jaas override without username gave %v, want an error on producer.override.sasl.jaas.config", err)
+	}
+	if strings.Contains(err.Error(), "Conn-Secret-3") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	// Principal does not let a connector change the TLS settings.
+	_, err = ParseRuntime(w, connectors.Source, map[string]string{ProducerOverridePrefix + "ssl.truststore.location": "/x"})
+	if !errors.As(err, &ce) || !strings.Contains(strings.Join(ce.Errors[ProducerOverridePrefix+"ssl.truststore.location"], ""), "Principal") {
+		t.Errorf("an ssl override under Principal gave %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // Worker keys that change how connector configs are validated and run.
@@ -43,6 +45,11 @@ type Worker struct {
 	// connectors then never create topics, whatever their topic.creation.*
 	// keys say (Connect ignores those keys then).
 	TopicCreationDisabled bool
+	// ClientSecurity is, per client kind (kafkasec.Producer, Consumer,
+	// Admin), the security keys the worker gives that kind of client
+	// (kafkasec.ClientProps): a connector's security overrides apply over
+	// them. Nil means none (PLAINTEXT).
+	ClientSecurity map[string]map[string]string
 }
 
 // policy is the effective override policy.
@@ -75,6 +82,10 @@ func ParseWorker(props map[string]string) (Worker, error) {
 		default:
 			errs = append(errs, fmt.Errorf("%s: invalid value %q: expected true or false", WorkerTopicCreationEnable, v))
 		}
+	}
+	w.ClientSecurity = map[string]map[string]string{}
+	for _, kind := range kafkasec.ClientKinds {
+		w.ClientSecurity[kind] = kafkasec.ClientProps(props, kind)
 	}
 	return w, errors.Join(errs...)
 }

@@ -90,6 +90,10 @@ type Options struct {
 	KafkaClusterIDFunc func() string
 	Version            string
 	Commit             string
+	// KafkaProblem, when it returns an error, is why the worker cannot use
+	// Kafka right now (it cannot authenticate): GET /health then says so.
+	// The error must carry no secret. Nil means no such check.
+	KafkaProblem func() error
 	// Ready reports whether the worker has read its state topics and can
 	// answer; until then, requests about connectors get 503. Nil means ready.
 	Ready func() bool
@@ -148,6 +152,13 @@ func (c *Controller) ServerInfo() ServerInfo {
 
 // Health answers GET /health with Connect's messages.
 func (c *Controller) Health() Health {
+	if c.o.KafkaProblem != nil {
+		if err := c.o.KafkaProblem(); err != nil {
+			// Connect answers "unhealthy" with 500 when its worker cannot
+			// make progress; a worker that cannot authenticate cannot.
+			return Health{Status: "unhealthy", Message: "Worker is unhealthy: " + err.Error(), Code: http.StatusInternalServerError}
+		}
+	}
 	if !c.ready() {
 		return Health{Status: "starting", Message: "Worker is still starting up.", Code: http.StatusServiceUnavailable}
 	}

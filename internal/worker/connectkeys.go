@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -55,7 +56,6 @@ var fixedKeys = map[string]fixedKey{
 	"exactly.once.source.support": {[]string{"disabled"}, "exactly-once source support is not implemented yet; only disabled (Connect's default) is"},
 	"scheduled.rebalance.max.delay.ms": {[]string{"0"}, "Sluice reassigns a departed worker's connectors and tasks at once, as 0 does " +
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
-	"security.protocol": {[]string{"plaintext"}, "TLS and SASL are not supported yet; only PLAINTEXT is"},
 	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},
 	"config.providers":  {[]string{""}, "config providers are not supported: ${provider:path:key} references would be read literally"},
 	"rest.extension.classes": {[]string{""}, "REST extensions (Java classes, such as BasicAuthSecurityRestExtension) cannot be loaded: " +
@@ -75,6 +75,8 @@ const (
 	whyCleanup      = "the internal topics are always compacted (Connect ignores this key too)"
 	whyRemovedREST  = "removed in Kafka Connect 3.0, which ignores it too: the REST API listens on listeners (default http://:8083)"
 	whyRemovedConv  = "removed in Kafka Connect 3.0, which ignores it too: the internal topics' format is fixed"
+	whyClientPrefix = "worker-level client settings (producer.*, consumer.*, admin.*) other than the security keys " +
+		"(security.protocol, sasl.*, ssl.*) are not supported yet; a connector may set them with producer.override.* and the like"
 )
 
 var ignoredKeys = map[string]string{
@@ -105,13 +107,11 @@ var refusedKeys = map[string]string{
 // had their say.
 var refusedPrefixes = []struct{ prefix, why string }{
 	{"config.providers.", fixedKeys["config.providers"].why},
-	{"ssl.", "TLS and SASL are not supported yet"},
-	{"sasl.", "TLS and SASL are not supported yet"},
 	{"listeners.https.", "HTTPS listeners are not supported yet"},
 	{"admin.listeners.https.", "HTTPS listeners are not supported yet"},
-	{"producer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
-	{"consumer.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
-	{"admin.", "worker-level client settings (producer.*, consumer.*, admin.*) are not supported yet"},
+	{"producer.", whyClientPrefix},
+	{"consumer.", whyClientPrefix},
+	{"admin.", whyClientPrefix},
 	{"config.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
 	{"offset.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
 	{"status.storage.", "settings of the internal topics other than topic, partitions and replication.factor are not supported yet"},
@@ -172,7 +172,7 @@ func classifyKeys(props map[string]string) keyReport {
 
 // honoured reports whether the worker takes k as Connect does.
 func honoured(k string) bool {
-	if workerKeys[k] || mappedKeys[k] {
+	if workerKeys[k] || mappedKeys[k] || isClientSecurityKey(k) {
 		return true
 	}
 	for _, c := range []string{"key.converter", "value.converter", "header.converter"} {
@@ -190,6 +190,18 @@ func refusal(k, _ string) (string, bool) {
 		return why, true
 	}
 	return "", false
+}
+
+// isClientSecurityKey reports whether k is a Kafka client security key
+// (security.protocol, sasl.*, ssl.*), unprefixed or under producer.,
+// consumer. or admin. (security.go checks their values).
+func isClientSecurityKey(k string) bool {
+	for _, kind := range kafkasec.ClientKinds {
+		if name, ok := strings.CutPrefix(k, kind+"."); ok {
+			return kafkasec.IsSecurityKey(name)
+		}
+	}
+	return kafkasec.IsSecurityKey(k)
 }
 
 func byPrefix(k string, rules []struct{ prefix, why string }) (string, bool) {
@@ -297,6 +309,9 @@ func (c *Config) applyConnectKeys() error {
 		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%v) must be below session.timeout.ms (%v)", heartbeat, session))
 	}
 	if _, err := state.ParseTopicTracking(c.Props); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := loadSecurity(c.Props); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

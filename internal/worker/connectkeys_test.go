@@ -92,7 +92,7 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 	bad := map[string]string{
 		"config.providers": "file", "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
 		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
-		"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.truststore.location": "/etc/ts.jks",
+		"security.protocol":         "KERBEROS",
 		"producer.compression.type": "lz4", "consumer.max.poll.records": "10", "admin.retries": "3",
 		"rest.extension.classes":      "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
 		"access.control.allow.origin": "*", "offset.storage.file.filename": "/tmp/offsets",
@@ -112,7 +112,7 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 			t.Errorf("the error does not name %s:\n%v", want, err)
 		}
 	}
-	for _, why := range []string{"TLS and SASL", "config providers", "at once", "standalone"} {
+	for _, why := range []string{"PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", "config providers", "at once", "standalone"} {
 		if !strings.Contains(err.Error(), why) {
 			t.Errorf("the error does not say %q:\n%v", why, err)
 		}
@@ -132,6 +132,12 @@ func TestBadConnectValuesAreRefused(t *testing.T) {
 		{map[string]string{"session.timeout.ms": "1000", "heartbeat.interval.ms": "3000"}, []string{"heartbeat.interval.ms"}},
 		{map[string]string{"listeners": "http://:8083,http://:8084"}, []string{"listeners", "one address"}},
 		{map[string]string{"listeners": "https://:8443"}, []string{"listeners", "HTTPS"}},
+		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ts.jks"}, []string{"ssl.truststore.location"}},
+		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}, []string{"sasl.mechanism", "GSSAPI"}},
+		{map[string]string{"producer.security.protocol": "SASL_PLAINTEXT"}, []string{"producer", "sasl.jaas.config"}},
+		{map[string]string{"consumer.sasl.kerberos.service.name": "kafka", "consumer.security.protocol": "SASL_PLAINTEXT",
+			"consumer.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=p;"},
+			[]string{"consumer", "sasl.kerberos.service.name"}},
 		{map[string]string{"listeners": "http://:8083", "admin.listeners": "http://:9093"}, []string{"admin.listeners"}},
 		{map[string]string{"admin.listeners": ""}, []string{"admin.listeners", "turn off"}},
 		{map[string]string{"rest.advertised.listener": "https"}, []string{"rest.advertised.listener"}},

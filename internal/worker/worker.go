@@ -28,6 +28,7 @@ import (
 	"github.com/sluice-io/sluice/internal/cluster/group"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
@@ -218,10 +219,16 @@ type Worker struct {
 	adm      *kadm.Client
 	admCl    *kgo.Client
 	producer *kgo.Client
-	configs  *state.ConfigLog
-	statuses *state.StatusLog
-	offsets  *offsets.SourceStore
-	runtime  *actors.Runtime
+	// security is the TLS and SASL of every Kafka client the worker makes.
+	security *clientSecurity
+	// connectorAdm is the connectors' admin client: adm, or one of its own
+	// when admin.* security keys differ (closed by closeConnectorAdm).
+	connectorAdm      *kadm.Client
+	closeConnectorAdm func()
+	configs           *state.ConfigLog
+	statuses          *state.StatusLog
+	offsets           *offsets.SourceStore
+	runtime           *actors.Runtime
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node
@@ -282,13 +289,23 @@ func Start(cfg Config) (*Worker, error) {
 // build makes the Kafka clients, the state stores and the control plane;
 // none of them talks to Kafka yet.
 func (w *Worker) build() error {
-	clientOpts := func(id string) []kgo.Opt {
-		return append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID(id)}, w.cfg.KafkaOpts...)
+	var err error
+	if w.security, err = loadSecurity(w.cfg.Props); err != nil {
+		return err
+	}
+	// The security options follow KafkaOpts, as in the clients the actors
+	// make (an embedding program gives TLS and SASL either way, not both:
+	// franz-go adds SASL mechanisms up).
+	clientOpts := func(kind, id string) []kgo.Opt {
+		opts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID(id)}, w.cfg.KafkaOpts...)
+		if kind == kafkasec.Worker {
+			return append(opts, w.security.own.Options()...)
+		}
+		return append(opts, w.security.kinds[kind].Options()...)
 	}
 	// client.id names the worker's own clients; the producer of its
 	// source tasks is not one of them.
-	kopts := clientOpts(cmp.Or(w.cfg.ClientID, "sluice-"+w.cfg.WorkerID))
-	var err error
+	kopts := clientOpts(kafkasec.Worker, cmp.Or(w.cfg.ClientID, "sluice-"+w.cfg.WorkerID))
 	if w.admCl, err = kgo.NewClient(kopts...); err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -312,7 +329,11 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
-	if w.producer, err = kgo.NewClient(append(clientOpts("sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)...); err != nil {
+	if w.producer, err = kgo.NewClient(append(clientOpts(kafkasec.Producer, "sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)...); err != nil {
+		return err
+	}
+	if w.connectorAdm, w.closeConnectorAdm, err = w.security.connectorAdmin(w.adm,
+		append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID + "-admin")}, w.cfg.KafkaOpts...)); err != nil {
 		return err
 	}
 
@@ -325,6 +346,7 @@ func (w *Worker) build() error {
 		WorkerID:         w.cfg.WorkerID,
 		Version:          w.cfg.Version,
 		Ready:            w.ready.Load,
+		KafkaProblem:     w.security.Problem,
 		KafkaClusterIDFunc: func() string {
 			id, _ := w.clusterID.Load().(string)
 			return id
@@ -495,6 +517,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		meta, err := w.adm.BrokerMetadata(mctx)
 		cancel()
+		authErr := w.security.observe(err)
 		if err == nil {
 			w.clusterID.Store(meta.Cluster)
 			break
@@ -503,8 +526,15 @@ func (w *Worker) connect(ctx context.Context) error {
 			return ctx.Err()
 		}
 		delay := b.Delay(attempt)
-		w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
-			Msg("Kafka is unreachable; retrying")
+		if authErr != nil {
+			// Retried as an unreachable broker is: credentials may be
+			// fixed on the broker's side (a SCRAM user created late).
+			w.log.Error().Err(authErr).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+				Msg("the worker cannot authenticate to Kafka; retrying")
+		} else {
+			w.log.Warn().Err(err).Strs("bootstrap", cfg.Bootstrap).Int("attempt", attempt).Dur("retry_in", delay).
+				Msg("Kafka is unreachable; retrying")
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -535,7 +565,8 @@ func (w *Worker) connect(ctx context.Context) error {
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
-		Producer:  w.producer, Admin: w.adm, Worker: w.connWorker,
+		Security:  w.security.actorOptions(),
+		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
 		Log: cfg.logger(loglevel.Actors),
@@ -615,6 +646,9 @@ func (w *Worker) removeGone(workerID string) {
 }
 
 func (w *Worker) closeClients() {
+	if w.closeConnectorAdm != nil {
+		w.closeConnectorAdm()
+	}
 	if w.producer != nil {
 		w.producer.Close()
 	}
