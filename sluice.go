@@ -82,7 +82,8 @@ type Config struct {
 	// connector (value.converter, value.converter.schemas.enable, ...),
 	// the storage topics, offset.flush.interval.ms, and keys that stand for
 	// the fields above where those are empty (bootstrap.servers, group.id,
-	// listeners). Keys Sluice cannot honour (TLS and SASL, config
+	// listeners), Kafka's security keys (security.protocol, sasl.*,
+	// ssl.*) for every Kafka client. Keys Sluice cannot honour (config
 	// providers, ...) make NewWorker fail, naming each; keys without
 	// effect and unknown keys are logged once. The README's table of
 	// worker keys lists them.
@@ -92,7 +93,9 @@ type Config struct {
 	// start from builtin.Registry() and Register them.
 	Registry *connectors.Registry
 	// KafkaOpts are extra options for every Kafka client of the worker:
-	// TLS (kgo.DialTLSConfig), SASL (kgo.SASL), and so on.
+	// TLS (kgo.DialTLSConfig), SASL (kgo.SASL), and so on. Give TLS and
+	// SASL either here or with the security keys in Props, not both:
+	// franz-go adds SASL mechanisms up.
 	KafkaOpts []kgo.Opt
 	// Log is where the worker logs, and its level the level the
 	// worker's loggers start at (for example

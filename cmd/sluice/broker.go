@@ -19,12 +19,14 @@ records and consumer group offsets persist under --data-dir.
 Example:
   sluice broker --addr 127.0.0.1:9092 --data-dir ./sluice-data
   sluice worker --cluster demo --bootstrap 127.0.0.1:9092 --rest-addr :8083 --worker-id w1
-`
+` + brokerSecurityHelp
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("broker", brokerHelp, stderr)
 	addr := fs.String("addr", "127.0.0.1:9092", "host:port the broker listens on")
 	dataDir := fs.String("data-dir", "./sluice-data", "directory where the broker persists its data")
+	var sec brokerSecurityFlags
+	sec.register(fs)
 	var lf logFlags
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -34,20 +36,25 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	b, err := startBroker(*addr, filepath.Join(*dataDir, "kafka"), log)
+	secOpts, err := sec.kfakeOpts()
+	if err != nil {
+		return err
+	}
+	b, err := startBroker(*addr, filepath.Join(*dataDir, "kafka"), log, secOpts...)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	fmt.Fprintf(stdout, "sluice broker listening on %s, data in %s (Ctrl-C stops it)\n", b.ListenAddrs()[0], *dataDir)
+	fmt.Fprintf(stdout, "sluice broker listening on %s%s, data in %s (Ctrl-C stops it)\n", b.ListenAddrs()[0], sec.describe(), *dataDir)
 	<-ctx.Done()
 	log.Info().Msg("stopping broker")
 	return nil
 }
 
 // startBroker starts kfake on addr, persisting to dir, with topic
-// auto-creation on as most Kafka installations have it.
-func startBroker(addr, dir string, log zerolog.Logger) (*kfake.Cluster, error) {
+// auto-creation on as most Kafka installations have it, and extra (the
+// security flags' options).
+func startBroker(addr, dir string, log zerolog.Logger, extra ...kfake.Opt) (*kfake.Cluster, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, usageError{fmt.Errorf("--addr %q: %v", addr, err)}
 	}
@@ -56,7 +63,7 @@ func startBroker(addr, dir string, log zerolog.Logger) (*kfake.Cluster, error) {
 		return nil, fmt.Errorf("broker cannot listen on %s: %w (is another broker running? pick another address)", addr, err)
 	}
 	used := false
-	c, err := kfake.NewCluster(
+	c, err := kfake.NewCluster(append([]kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			// The first listener is the one bound above, so the address
@@ -71,7 +78,7 @@ func startBroker(addr, dir string, log zerolog.Logger) (*kfake.Cluster, error) {
 		kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(1),
 		kfake.WithLogger(kfakeLogger{log.With().Str("component", "broker").Logger()}),
-	)
+	}, extra...)...)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start embedded broker: %w", err)

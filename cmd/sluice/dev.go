@@ -15,7 +15,13 @@ sluice dev starts everything on one machine: the embedded Kafka-compatible
 broker (persisted under --data-dir), one worker, and Kafka Connect's REST API on
 --rest-addr. Stop it with Ctrl-C (offsets are flushed); start it again and it
 continues where it stopped.
-`
+
+With --sasl-user and --tls-cert/--tls-key the broker requires SASL and TLS, and
+the worker sluice dev runs authenticates with the first --sasl-user over
+SCRAM-SHA-512 and trusts --tls-cert (a self-signed certificate for the
+--kafka-addr host, or give --prop ssl.truststore.location=ca.pem). For example:
+  sluice dev --sasl-user connect:connect-secret --tls-cert broker.pem --tls-key broker-key.pem
+` + brokerSecurityHelp
 
 const devBanner = `
 Sluice is running.
@@ -48,6 +54,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f workerFlags
 	fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
 	f.register(fs, true)
+	var sec brokerSecurityFlags
+	sec.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,7 +63,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	b, err := startBroker(*kafkaAddr, filepath.Join(*dataDir, "kafka"), log)
+	secOpts, err := sec.kfakeOpts()
+	if err != nil {
+		return err
+	}
+	b, err := startBroker(*kafkaAddr, filepath.Join(*dataDir, "kafka"), log, secOpts...)
 	if err != nil {
 		return err
 	}
@@ -65,6 +77,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	sec.workerProps(cfg.Props)
 	w, err := worker.Start(cfg)
 	if err != nil {
 		return err
@@ -73,6 +86,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost" // listening on every address
 	}
-	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap, *dataDir, port, f.bind)
+	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap+sec.describe(), *dataDir, port, f.bind)
 	return serve(ctx, w, log)
 }

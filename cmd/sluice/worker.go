@@ -30,8 +30,10 @@ A Kafka Connect worker properties file runs unchanged:
   sluice worker --config connect-distributed.properties
 bootstrap.servers, group.id (the cluster name), listeners (the REST address),
 rest.advertised.*, the storage topics, the converters and Connect's other
-worker keys apply as in Connect. Keys Sluice cannot honour (TLS and SASL,
-config providers, worker-level producer.* and consumer.*, ...) are refused at
+worker keys apply as in Connect, TLS and SASL to Kafka included
+(security.protocol, sasl.*, ssl.*, also under producer., consumer., admin.).
+Keys Sluice cannot honour (config providers, worker-level producer.* and
+consumer.* other than the security keys, ...) are refused at
 start, every one named; keys without effect here (plugin.path, ...) and
 unknown keys are logged once and ignored, as Connect ignores unknown keys.
 The README's table of worker keys lists them all. A single key can also be

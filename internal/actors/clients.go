@@ -46,7 +46,8 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOve
 	own := p.m[key]
 	if own == nil {
 		opts := append(r.clientOpts(kafkasec.Producer, o.Security), ProducerOpts()...)
-		opts = append(opts, kgo.ClientID(clientID))
+		// The worker's producer.* keys, then the connector's overrides.
+		opts = append(append(opts, kgo.ClientID(clientID)), r.opts.Worker.Clients.Producer.Opts...)
 		cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s*: %w", connconfig.ProducerOverridePrefix, err)
@@ -109,6 +110,7 @@ func (r *taskRun) adminFor(o connconfig.AdminOverrides) (*kadm.Client, func(), e
 	}
 	id := fmt.Sprintf("connector-adminclient-%s-%d", r.id.Connector, r.id.Task)
 	opts := append(r.rt.clientOpts(kafkasec.Admin, o.Security), kgo.ClientID(id))
+	opts = append(opts, r.rt.opts.Worker.Clients.Admin.Opts...)
 	cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s*: %w", connconfig.AdminOverridePrefix, err)

@@ -142,7 +142,9 @@ func (p *sinkPipeline) connect() error {
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
 	)
-	// consumer.override.*, after Sluice's own settings, so they win.
+	// The worker's consumer.* keys, then consumer.override.*, after
+	// Sluice's own settings, so they win in that order.
+	opts = append(opts, p.rt.opts.Worker.Clients.Consumer.Opts...)
 	opts = append(opts, p.keys.Overrides.Consumer.Opts...)
 	// ParseRuntime made sure exactly one of them is set.
 	if re := p.keys.TopicsRegex; re != "" {

@@ -143,20 +143,32 @@ func parseOverrides(w Worker, t connectors.Type, config map[string]string, ce *c
 	producer, consumer, admin := usesClients(t, config)
 	if producer {
 		if keys := allowed(w, ProducerOverridePrefix, overrideKeys(config, ProducerOverridePrefix), ce); keys != nil {
-			o.Producer = parseProducer(keys, ce)
+			o.Producer = parseProducer(ProducerOverridePrefix, keys, ce)
 			o.Producer.Security = securityOverrides(w, kafkasec.Producer, ProducerOverridePrefix, keys, ce)
 		}
 	}
 	if consumer {
-		if keys := allowed(w, ConsumerOverridePrefix, overrideKeys(config, ConsumerOverridePrefix), ce); keys != nil {
-			o.Consumer = parseConsumer(keys, ce)
+		keys := allowed(w, ConsumerOverridePrefix, overrideKeys(config, ConsumerOverridePrefix), ce)
+		if keys != nil {
+			o.Consumer = parseConsumer(ConsumerOverridePrefix, keys, ce)
 			o.Consumer.Security = securityOverrides(w, kafkasec.Consumer, ConsumerOverridePrefix, keys, ce)
+		}
+		// What the connector does not override, the worker's consumer.*
+		// keys set (their options come before the overrides' anyway).
+		if o.Consumer.MaxPollRecords == 0 {
+			o.Consumer.MaxPollRecords = w.Clients.Consumer.MaxPollRecords
+		}
+		if _, set := keys["auto.offset.reset"]; !set {
+			o.Consumer.NoReset = w.Clients.Consumer.NoReset
 		}
 	}
 	if admin {
 		if keys := allowed(w, AdminOverridePrefix, overrideKeys(config, AdminOverridePrefix), ce); keys != nil {
-			o.Admin = parseAdmin(keys, ce)
+			o.Admin = parseAdmin(AdminOverridePrefix, keys, ce)
 			o.Admin.Security = securityOverrides(w, kafkasec.Admin, AdminOverridePrefix, keys, ce)
+		}
+		if o.Admin.RequestTimeout == 0 {
+			o.Admin.RequestTimeout = w.Clients.Admin.RequestTimeout
 		}
 	}
 	return o

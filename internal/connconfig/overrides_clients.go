@@ -171,15 +171,16 @@ func (p *overrideParser) finish(base ...kgo.Opt) []kgo.Opt {
 	return p.opts
 }
 
-// parseProducer maps producer.override.* onto franz-go producer options.
+// parseProducer maps producer.override.* (prefix; or a worker's
+// producer.*) onto franz-go producer options.
 // Sluice's producer is idempotent with acks=all; acks 0 or 1 turn
 // idempotence off, as Kafka's Java producer does when enable.idempotence
 // is not set. With acks=0 a record counts as acknowledged once written to
 // the socket, and with acks=1 once the leader has it: its offset may then
 // be committed for a record Kafka loses, which weakens invariant 1 exactly
 // as the same setting weakens Connect's at-least-once delivery.
-func parseProducer(keys map[string]string, ce *connectors.ConfigError) ClientOverrides {
-	p := &overrideParser{prefix: ProducerOverridePrefix, client: "producer", keys: keys, ce: ce}
+func parseProducer(prefix string, keys map[string]string, ce *connectors.ConfigError) ClientOverrides {
+	p := &overrideParser{prefix: prefix, client: "producer", keys: keys, ce: ce}
 	p.refuseUnknown(producerKeys, producerRefused)
 	p.clientID()
 	p.idempotence()
@@ -261,10 +262,11 @@ func (p *overrideParser) idempotence() {
 	}
 }
 
-// parseConsumer maps consumer.override.* onto the options of a sink task's
-// consumer, and max.poll.records onto the batch bound of its Write.
-func parseConsumer(keys map[string]string, ce *connectors.ConfigError) ConsumerOverrides {
-	p := &overrideParser{prefix: ConsumerOverridePrefix, client: "consumer", keys: keys, ce: ce}
+// parseConsumer maps consumer.override.* (prefix; or a worker's
+// consumer.*) onto the options of a sink task's consumer, and
+// max.poll.records onto the batch bound of its Write.
+func parseConsumer(prefix string, keys map[string]string, ce *connectors.ConfigError) ConsumerOverrides {
+	p := &overrideParser{prefix: prefix, client: "consumer", keys: keys, ce: ce}
 	p.refuseUnknown(consumerKeys, consumerRefused)
 	var c ConsumerOverrides
 	p.clientID()
@@ -324,10 +326,10 @@ func parseConsumer(keys map[string]string, ce *connectors.ConfigError) ConsumerO
 	return c
 }
 
-// parseAdmin maps admin.override.* onto the options of a connector's admin
-// client.
-func parseAdmin(keys map[string]string, ce *connectors.ConfigError) AdminOverrides {
-	p := &overrideParser{prefix: AdminOverridePrefix, client: "admin client", keys: keys, ce: ce}
+// parseAdmin maps admin.override.* (prefix; or a worker's admin.*) onto
+// the options of a connector's admin client.
+func parseAdmin(prefix string, keys map[string]string, ce *connectors.ConfigError) AdminOverrides {
+	p := &overrideParser{prefix: prefix, client: "admin client", keys: keys, ce: ce}
 	p.refuseUnknown(adminKeys, nil)
 	p.clientID()
 	var a AdminOverrides

@@ -3,7 +3,10 @@ package connconfig
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/sluice-io/sluice/connectors"
 
 	"github.com/sluice-io/sluice/internal/kafkasec"
 )
@@ -45,6 +48,10 @@ type Worker struct {
 	// connectors then never create topics, whatever their topic.creation.*
 	// keys say (Connect ignores those keys then).
 	TopicCreationDisabled bool
+	// Clients are the worker's producer.*, consumer.* and admin.* keys
+	// other than the security keys: the settings of the clients the worker
+	// makes for its connectors, which a connector's overrides apply over.
+	Clients WorkerClients
 	// ClientSecurity is, per client kind (kafkasec.Producer, Consumer,
 	// Admin), the security keys the worker gives that kind of client
 	// (kafkasec.ClientProps): a connector's security overrides apply over
@@ -83,11 +90,54 @@ func ParseWorker(props map[string]string) (Worker, error) {
 			errs = append(errs, fmt.Errorf("%s: invalid value %q: expected true or false", WorkerTopicCreationEnable, v))
 		}
 	}
+	clients := &connectors.ConfigError{}
+	w.Clients.Producer = parseProducer("producer.", workerClientKeys(props, "producer."), clients)
+	w.Clients.Consumer = parseConsumer("consumer.", workerClientKeys(props, "consumer."), clients)
+	w.Clients.Admin = parseAdmin("admin.", workerClientKeys(props, "admin."), clients)
+	if err := clients.Err(); err != nil {
+		errs = append(errs, err)
+	}
 	w.ClientSecurity = map[string]map[string]string{}
 	for _, kind := range kafkasec.ClientKinds {
 		w.ClientSecurity[kind] = kafkasec.ClientProps(props, kind)
 	}
 	return w, errors.Join(errs...)
+}
+
+// WorkerClients are a worker's settings of its connectors' clients.
+type WorkerClients struct {
+	Producer ClientOverrides
+	Consumer ConsumerOverrides
+	Admin    AdminOverrides
+}
+
+// IsWorkerClientKey reports whether a worker key is a producer.*,
+// consumer.* or admin.* setting ParseWorker honours (the security keys
+// under those prefixes are kafkasec's).
+func IsWorkerClientKey(k string) bool {
+	for prefix, known := range map[string][]string{"producer.": producerKeys, "consumer.": consumerKeys, "admin.": adminKeys} {
+		if name, ok := strings.CutPrefix(k, prefix); ok && slices.Contains(known, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// workerClientKeys are the keys of props under prefix that
+// IsWorkerClientKey takes, without the prefix; nil when there are none.
+// The worker refuses the others by name (internal/worker/connectkeys.go).
+func workerClientKeys(props map[string]string, prefix string) map[string]string {
+	var out map[string]string
+	for k, v := range overrideKeys(props, prefix) {
+		if !IsWorkerClientKey(prefix + k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // ParseOverridePolicy reads a connector.client.config.override.policy

@@ -47,36 +47,37 @@ func parseEntry(tz *tokenizer, first token) (JAASEntry, error) {
 		return JAASEntry{}, fmt.Errorf("expected a login module class name, found %s", first.describe())
 	}
 	e := JAASEntry{LoginModule: first.text, Options: map[string]string{}}
+	module := first.name()
 	flag := tz.next()
 	if flag.kind == tokEOF {
-		return JAASEntry{}, fmt.Errorf("login module %s: control flag not specified", e.LoginModule)
+		return JAASEntry{}, fmt.Errorf("login module %s: control flag not specified", module)
 	}
 	if !flag.hasText() {
-		return JAASEntry{}, fmt.Errorf("login module %s: control flag not specified (found %s)", e.LoginModule, flag.describe())
+		return JAASEntry{}, fmt.Errorf("login module %s: control flag not specified (found %s)", module, flag.describe())
 	}
 	switch f := strings.ToLower(flag.text); f {
 	case "required", "requisite", "sufficient", "optional":
 		e.ControlFlag = f
 	default:
-		return JAASEntry{}, fmt.Errorf("login module %s: invalid control flag %q (required, requisite, sufficient or optional)", e.LoginModule, flag.text)
+		return JAASEntry{}, fmt.Errorf("login module %s: invalid control flag %s (required, requisite, sufficient or optional)", module, flag.name())
 	}
 	for {
 		key := tz.next()
 		if key.kind == tokEOF {
-			return JAASEntry{}, fmt.Errorf("login module %s: entry not terminated by a semicolon", e.LoginModule)
+			return JAASEntry{}, fmt.Errorf("login module %s: entry not terminated by a semicolon", module)
 		}
 		if key.kind == tokOrdinary && key.char == ';' {
 			return e, nil
 		}
 		if !key.hasText() {
-			return JAASEntry{}, fmt.Errorf("login module %s: expected an option name, found %s", e.LoginModule, key.describe())
+			return JAASEntry{}, fmt.Errorf("login module %s: expected an option name, found %s", module, key.describe())
 		}
 		if eq := tz.next(); eq.kind != tokOrdinary || eq.char != '=' {
-			return JAASEntry{}, fmt.Errorf("login module %s: value not specified for option %q", e.LoginModule, key.text)
+			return JAASEntry{}, fmt.Errorf("login module %s: value not specified for option %s", module, key.name())
 		}
 		value := tz.next()
 		if !value.hasText() {
-			return JAASEntry{}, fmt.Errorf("login module %s: value not specified for option %q", e.LoginModule, key.text)
+			return JAASEntry{}, fmt.Errorf("login module %s: value not specified for option %s", module, key.name())
 		}
 		// As Java's HashMap.put: a repeated option keeps its last value.
 		e.Options[key.text] = value.text
@@ -100,6 +101,15 @@ type token struct {
 }
 
 func (t token) hasText() bool { return t.kind == tokWord || t.kind == tokQuoted }
+
+// name is how an error shows a name token: a word quoted, a quoted string
+// not at all, since a quoted string in the wrong place may be a password.
+func (t token) name() string {
+	if t.kind == tokWord {
+		return fmt.Sprintf("%q", t.text)
+	}
+	return "(a quoted string)"
+}
 
 func (t token) describe() string {
 	switch t.kind {

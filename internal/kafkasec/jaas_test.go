@@ -56,6 +56,8 @@ func TestParseJAASRefusesWhatJavaRefuses(t *testing.T) {
 		"m.M required password=/secret;":     `value not specified for option "password"`,
 		`m.M required password="Secret-7" x`: `value not specified for option "x"`,
 		`m.M required password="Secret-7"`:   "not terminated",
+		`m.M required "Secret-7";`:           "value not specified for option (a quoted string)",
+		`m.M "Secret-7";`:                    "invalid control flag (a quoted string)",
 	}
 	for text, want := range cases {
 		_, err := ParseJAAS(text)

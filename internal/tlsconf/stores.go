@@ -71,20 +71,17 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 		if certs, err = pemCertificates(key, data); err != nil {
 			return nil, err
 		}
-	case "JKS":
+	default: // JKS or PKCS12: a binary store file
 		data, err := readLocation("ssl.truststore.location", location)
 		if err != nil {
 			return nil, err
 		}
-		if certs, err = jksTrustedCertificates(data, password, hasPassword); err != nil {
-			return nil, err
+		if typ == "JKS" {
+			certs, err = jksTrustedCertificates(data, password, hasPassword)
+		} else {
+			certs, err = pkcs12TrustedCertificates(data, password)
 		}
-	case "PKCS12":
-		data, err := readLocation("ssl.truststore.location", location)
 		if err != nil {
-			return nil, err
-		}
-		if certs, err = pkcs12TrustedCertificates(data, password); err != nil {
 			return nil, err
 		}
 	}

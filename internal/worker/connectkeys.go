@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/state"
 )
@@ -75,8 +76,8 @@ const (
 	whyCleanup      = "the internal topics are always compacted (Connect ignores this key too)"
 	whyRemovedREST  = "removed in Kafka Connect 3.0, which ignores it too: the REST API listens on listeners (default http://:8083)"
 	whyRemovedConv  = "removed in Kafka Connect 3.0, which ignores it too: the internal topics' format is fixed"
-	whyClientPrefix = "worker-level client settings (producer.*, consumer.*, admin.*) other than the security keys " +
-		"(security.protocol, sasl.*, ssl.*) are not supported yet; a connector may set them with producer.override.* and the like"
+	whyClientPrefix = "this worker-level client setting is not supported: under producer.*, consumer.* and admin.* Sluice takes the " +
+		"security keys (security.protocol, sasl.*, ssl.*) and the settings a connector may override (README: Client overrides)"
 )
 
 var ignoredKeys = map[string]string{
@@ -172,7 +173,7 @@ func classifyKeys(props map[string]string) keyReport {
 
 // honoured reports whether the worker takes k as Connect does.
 func honoured(k string) bool {
-	if workerKeys[k] || mappedKeys[k] || isClientSecurityKey(k) {
+	if workerKeys[k] || mappedKeys[k] || isClientSecurityKey(k) || connconfig.IsWorkerClientKey(k) {
 		return true
 	}
 	for _, c := range []string{"key.converter", "value.converter", "header.converter"} {
@@ -312,6 +313,9 @@ func (c *Config) applyConnectKeys() error {
 		errs = append(errs, err)
 	}
 	if _, err := loadSecurity(c.Props); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := connconfig.ParseWorker(c.Props); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

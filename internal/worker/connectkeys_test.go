@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
 )
 
 // resolve applies defaults and Connect's keys to a Config with props.
@@ -92,8 +94,8 @@ func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 	bad := map[string]string{
 		"config.providers": "file", "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
 		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
-		"security.protocol":         "KERBEROS",
-		"producer.compression.type": "lz4", "consumer.max.poll.records": "10", "admin.retries": "3",
+		"security.protocol":   "KERBEROS",
+		"producer.batch.size": "65536", "consumer.partition.assignment.strategy": "x", "admin.retries": "3",
 		"rest.extension.classes":      "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
 		"access.control.allow.origin": "*", "offset.storage.file.filename": "/tmp/offsets",
 		"status.storage.min.insync.replicas": "2", "listeners.https.ssl.keystore.location": "/k",
@@ -135,6 +137,7 @@ func TestBadConnectValuesAreRefused(t *testing.T) {
 		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ts.jks"}, []string{"ssl.truststore.location"}},
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}, []string{"sasl.mechanism", "GSSAPI"}},
 		{map[string]string{"producer.security.protocol": "SASL_PLAINTEXT"}, []string{"producer", "sasl.jaas.config"}},
+		{map[string]string{"consumer.max.poll.records": "0", "producer.acks": "2"}, []string{"consumer.max.poll.records", "producer.acks"}},
 		{map[string]string{"consumer.sasl.kerberos.service.name": "kafka", "consumer.security.protocol": "SASL_PLAINTEXT",
 			"consumer.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=p;"},
 			[]string{"consumer", "sasl.kerberos.service.name"}},
@@ -269,5 +272,39 @@ func TestAdvertisedRESTURL(t *testing.T) {
 	c := Config{}
 	if got := c.restAdvertised("0.0.0.0:8083"); got != "127.0.0.1:8083" {
 		t.Fatalf("advertised %q", got)
+	}
+}
+
+// The worker's producer.*, consumer.* and admin.* settings that a
+// connector could override are honoured at worker level too, and reach
+// the connectors' clients through connconfig.Worker.
+func TestWorkerClientSettingsAreHonoured(t *testing.T) {
+	c, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: map[string]string{
+		"producer.compression.type": "lz4", "producer.linger.ms": "5",
+		"consumer.max.poll.records": "50", "consumer.auto.offset.reset": "none",
+		"admin.request.timeout.ms": "20000",
+	}})
+	if err != nil {
+		t.Fatalf("worker-level client settings refused: %v", err)
+	}
+	if r := classifyKeys(c.Props); len(r.refused) > 0 || len(r.unknown) > 0 {
+		t.Fatalf("classified as refused %v or unknown %v", r.refused, r.unknown)
+	}
+	w, err := connconfig.ParseWorker(c.Props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Clients.Producer.Opts) != 2 || w.Clients.Consumer.MaxPollRecords != 50 || !w.Clients.Consumer.NoReset ||
+		w.Clients.Admin.RequestTimeout != 20000 {
+		t.Fatalf("worker client settings: %+v", w.Clients)
+	}
+	// A connector's sink inherits what it does not override.
+	rt, err := connconfig.ParseRuntime(w, connectors.Sink, map[string]string{"topics": "in", "consumer.override.max.poll.records": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Overrides.Consumer.MaxPollRecords != 7 || !rt.Overrides.Consumer.NoReset {
+		t.Fatalf("the sink's consumer: max.poll.records %d (want the override's 7), no reset %v (want the worker's)",
+			rt.Overrides.Consumer.MaxPollRecords, rt.Overrides.Consumer.NoReset)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
@@ -72,15 +73,21 @@ func (s *clientSecurity) Problem() error {
 }
 
 // connectorAdmin returns the admin client the connectors use: the
-// worker's own, unless admin.* security keys ask for another, which is
-// then made with clientOpts and closed by the returned function.
-func (s *clientSecurity) connectorAdmin(own *kadm.Client, clientOpts []kgo.Opt) (*kadm.Client, func(), error) {
-	if !s.adminDiffers {
+// worker's own, unless admin.* keys (security ones, or settings) ask for
+// another, which is then made with clientOpts and closed by the returned
+// function.
+func (s *clientSecurity) connectorAdmin(own *kadm.Client, settings connconfig.AdminOverrides, clientOpts []kgo.Opt) (*kadm.Client, func(), error) {
+	if !s.adminDiffers && !settings.Set() {
 		return own, func() {}, nil
 	}
-	cl, err := kgo.NewClient(append(clientOpts, s.kinds[kafkasec.Admin].Options()...)...)
+	opts := append(append(clientOpts, s.kinds[kafkasec.Admin].Options()...), settings.Opts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the connectors' admin client: %w", err)
 	}
-	return kadm.NewClient(cl), cl.Close, nil
+	adm := kadm.NewClient(cl)
+	if settings.RequestTimeout > 0 {
+		adm.SetTimeoutMillis(settings.RequestTimeout)
+	}
+	return adm, cl.Close, nil
 }

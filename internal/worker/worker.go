@@ -329,10 +329,12 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
-	if w.producer, err = kgo.NewClient(append(clientOpts(kafkasec.Producer, "sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)...); err != nil {
+	// The connectors' shared producer, with the worker's producer.* keys.
+	producerOpts := append(clientOpts(kafkasec.Producer, "sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)
+	if w.producer, err = kgo.NewClient(append(producerOpts, w.connWorker.Clients.Producer.Opts...)...); err != nil {
 		return err
 	}
-	if w.connectorAdm, w.closeConnectorAdm, err = w.security.connectorAdmin(w.adm,
+	if w.connectorAdm, w.closeConnectorAdm, err = w.security.connectorAdmin(w.adm, w.connWorker.Clients.Admin,
 		append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Bootstrap...), kgo.ClientID("sluice-" + w.cfg.WorkerID + "-admin")}, w.cfg.KafkaOpts...)); err != nil {
 		return err
 	}

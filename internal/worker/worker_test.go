@@ -16,11 +16,17 @@ import (
 
 func startWorker(t *testing.T, bootstrap string) *Worker {
 	t.Helper()
-	w, err := Start(Config{
+	return startWorkerWith(t, Config{
 		Cluster: "wt", Bootstrap: []string{bootstrap}, RESTAddr: "127.0.0.1:0",
 		OffsetFlushInterval: 100 * time.Millisecond,
 		Log:                 zerolog.Nop(),
 	})
+}
+
+// startWorkerWith starts a worker with cfg, stopped when the test ends.
+func startWorkerWith(t *testing.T, cfg Config) *Worker {
+	t.Helper()
+	w, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
