@@ -28,6 +28,7 @@
 #   SLUICE_TEST_SASL_SSL_BOOTSTRAP, SLUICE_TEST_SASL_PLAINTEXT_BOOTSTRAP,
 #   SLUICE_TEST_TLS_DIR, SLUICE_TEST_SASL_USERS (MECHANISM:user:password,...)
 # No authorizer is configured: every authenticated user may do anything.
+# The SCRAM users exist only in a DIR first formatted with the secure ports.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
