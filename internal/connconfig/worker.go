@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/sluice-io/sluice/connectors"
-
 	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
@@ -55,7 +54,7 @@ type Worker struct {
 	// ClientSecurity is, per client kind (kafkasec.Producer, Consumer,
 	// Admin), the security keys the worker gives that kind of client
 	// (kafkasec.ClientProps): a connector's security overrides apply over
-	// them. Nil means none (PLAINTEXT).
+	// them. No keys means PLAINTEXT.
 	ClientSecurity map[string]map[string]string
 }
 

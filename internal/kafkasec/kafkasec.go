@@ -111,10 +111,9 @@ func Load(props map[string]string) (*Settings, error) {
 	return s, nil
 }
 
-// oauthKeys are the sasl.* keys of the OAUTHBEARER login (oauth.go). The
-// sasl.login.* ones among them are accepted with other mechanisms, where
-// Kafka does not use them either; the sasl.oauthbearer.* ones are refused
-// there, as a sign of a mechanism mix-up.
+// oauthKeys are the sasl.* keys of the OAUTHBEARER login (oauth.go). With
+// another mechanism Kafka's client would not use them, so they are refused
+// there rather than accepted and ignored.
 var oauthKeys = []string{
 	"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
 	"sasl.oauthbearer.header.urlencode", "sasl.login.callback.handler.class",
@@ -140,12 +139,8 @@ func refuseSASLKeys(props map[string]string, mechanism string) error {
 		if !strings.HasPrefix(k, "sasl.") || k == "sasl.mechanism" || k == "sasl.jaas.config" {
 			continue
 		}
-		if k == "sasl.login.callback.handler.class" && strings.TrimSpace(v) != "" && mechanism != "OAUTHBEARER" {
-			problems = append(problems, fmt.Sprintf("%s: a Java callback handler class cannot be loaded", k))
-			continue
-		}
 		if slices.Contains(oauthKeys, k) {
-			if mechanism != "OAUTHBEARER" && strings.TrimSpace(v) != "" && !strings.HasPrefix(k, "sasl.login.") {
+			if mechanism != "OAUTHBEARER" && strings.TrimSpace(v) != "" {
 				problems = append(problems, fmt.Sprintf("%s: used only with sasl.mechanism=OAUTHBEARER", k))
 			}
 			continue

@@ -107,6 +107,7 @@ func TestOptionsRefuseBadKeysByName(t *testing.T) {
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": plainLoginModule + ` required username="u" password="Pw-Secret-1";`, "sasl.login.callback.handler.class": "com.example.Login"}, "sasl.login.callback.handler.class"},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": plainLoginModule + ` required username="u" password="Pw-Secret-1";`, "sasl.oauthbearer.token.endpoint.url": "https://idp/token"}, "sasl.oauthbearer.token.endpoint.url"},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": plainLoginModule + ` required username="u" password="Pw-Secret-1";`, "sasl.unheard.of": "x"}, "sasl.unheard.of"},
+		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": plainLoginModule + ` required username="u" password="Pw-Secret-1";`, "sasl.login.refresh.window.factor": "0.9"}, "sasl.login.refresh.window.factor"},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": scramLoginModule + ` required username="u" password="Pw-Secret-1" tokenauth=true;`}, "sasl.jaas.config"},
 		{map[string]string{"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": "/nonexistent/ca.pem"}, "ssl.truststore.location"},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config": oauthLoginModule + ` required clientId="c" clientSecret="Pw-Secret-1";`}, "sasl.oauthbearer.token.endpoint.url"},

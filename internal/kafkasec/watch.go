@@ -96,14 +96,18 @@ func (s *Settings) AuthFailure(err error) error {
 	if IsAuthError(err) {
 		return &AuthError{Reason: err.Error() + who, Err: err}
 	}
-	if s.watch == nil || !connectionEnded(err) {
+	if s.watch == nil {
 		return nil
 	}
-	if cutOff, failed := s.watch.state(); cutOff {
+	cutOff, failed := s.watch.state()
+	switch {
+	case failed != nil && (errors.Is(err, failed) || connectionEnded(err)):
+		// The exchange failed on the client's side (a server signature
+		// that does not verify, no token).
+		return &AuthError{Err: err, Reason: failed.Error() + who}
+	case cutOff && connectionEnded(err):
 		return &AuthError{Err: err, Reason: "the broker closed the connection during SASL authentication" + who +
 			": wrong username or password, or a mechanism the broker does not enable"}
-	} else if failed != nil {
-		return &AuthError{Err: err, Reason: failed.Error() + who}
 	}
 	return nil
 }

@@ -222,7 +222,8 @@ type Worker struct {
 	// security is the TLS and SASL of every Kafka client the worker makes.
 	security *clientSecurity
 	// connectorAdm is the connectors' admin client: adm, or one of its own
-	// when admin.* security keys differ (closed by closeConnectorAdm).
+	// when the worker's admin.* keys ask for other settings (closed by
+	// closeConnectorAdm).
 	connectorAdm      *kadm.Client
 	closeConnectorAdm func()
 	configs           *state.ConfigLog
