@@ -55,22 +55,21 @@ func newSecureCluster(t *testing.T, s *kafkatest.Secure, name string, client kaf
 	} {
 		props[k] = v
 	}
+	// external: topic names carry the unique cluster name on either
+	// broker, as they must on a shared Apache Kafka.
 	c := &cluster{t: t, name: name, bootstrap: s.Bootstrap(t, client.Protocol), external: true, workers: map[string]*workerProc{}}
 	return &secureCluster{cluster: c, secure: s, client: client, props: props}
 }
 
-// start starts a worker with the cluster's keys and extra ones, configured
-// by a properties file (--bind and --join, the gossip addresses, have no
+// start starts a worker with the cluster's keys, configured by a
+// properties file (--bind and --join, the gossip addresses, have no
 // Connect key). Its worker id is Connect's, its REST address. It does not
 // wait for the worker to be healthy.
-func (c *secureCluster) start(extra map[string]string, join ...string) *workerProc {
+func (c *secureCluster) start(join ...string) *workerProc {
 	c.t.Helper()
 	rest, bind := proctest.FreeAddr(c.t), proctest.FreeAddr(c.t)
 	props := map[string]string{"listeners": "http://" + rest}
 	for k, v := range c.props {
-		props[k] = v
-	}
-	for k, v := range extra {
 		props[k] = v
 	}
 	file := filepath.Join(c.t.TempDir(), "connect-distributed.properties")
@@ -89,7 +88,7 @@ func (c *secureCluster) start(extra map[string]string, join ...string) *workerPr
 // broker, authenticated, and joined the group.
 func (c *secureCluster) add(join ...string) *workerProc {
 	c.t.Helper()
-	w := c.start(nil, join...)
+	w := c.start(join...)
 	waitHealthy(c.t, w.Proc, w.rest)
 	return w
 }
@@ -395,7 +394,7 @@ func TestKafkaSecurityWrongPasswordIsAClearError(t *testing.T) {
 	u := s.User(t, kafkatest.ScramSHA512, 0)
 	u.Password = "Wr0ng-" + u.Password + "-pw"
 	c := newSecureCluster(t, s, "sasl-wrong", kafkatest.Client{Protocol: kafkatest.SASLSSL, User: u, Truststore: kafkatest.TruststoreJKS})
-	w := c.start(nil)
+	w := c.start()
 
 	// Two retries logged prove a retry loop, not one attempt.
 	waitFor(t, w.FailIfExited, stateDeadline, 250*time.Millisecond, "two logged retries", func() (bool, string) {
