@@ -27,17 +27,25 @@ type ownProducers struct {
 }
 
 type ownProducer struct {
-	client *kgo.Client
-	refs   int
+	client   *kgo.Client
+	security *kafkasec.Settings
+	refs     int
+}
+
+// producer is a client a task produces with, and the security it was made
+// with, which tells its authentication failures (Settings.AuthFailure).
+type producer struct {
+	*kgo.Client
+	security *kafkasec.Settings
 }
 
 // producerFor returns the producer a task of connector produces with, and
 // the function that releases it, which the task calls once it no longer
 // produces (after its drain). clientID is the producer's client.id unless
 // the overrides set one.
-func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOverrides) (*kgo.Client, func(), error) {
+func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOverrides) (producer, func(), error) {
 	if !o.Set() {
-		return r.opts.Producer, func() {}, nil
+		return producer{r.opts.Producer, r.security(kafkasec.Producer, nil)}, func() {}, nil
 	}
 	key := connector + "\x00" + clientID + "\x00" + o.Canonical()
 	p := &r.producers
@@ -45,17 +53,18 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOve
 	defer p.mu.Unlock()
 	own := p.m[key]
 	if own == nil {
-		opts := append(r.clientOpts(kafkasec.Producer, o.Security), ProducerOpts()...)
+		security := r.security(kafkasec.Producer, o.Security)
+		opts := append(r.clientOpts(security), ProducerOpts()...)
 		// The worker's producer.* keys, then the connector's overrides.
 		opts = append(append(opts, kgo.ClientID(clientID)), r.opts.Worker.Clients.Producer.Opts...)
 		cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s*: %w", connconfig.ProducerOverridePrefix, err)
+			return producer{}, nil, fmt.Errorf("%s*: %w", connconfig.ProducerOverridePrefix, err)
 		}
 		if p.m == nil {
 			p.m = map[string]*ownProducer{}
 		}
-		own = &ownProducer{client: cl}
+		own = &ownProducer{client: cl, security: security}
 		p.m[key] = own
 		r.opts.Log.Info().Str("connector", connector).Str("client_id", clientID).Msg("made the connector's own producer (producer overrides)")
 	}
@@ -75,18 +84,25 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOve
 			own.client.Close()
 		}
 	})
-	return own.client, release, nil
+	return producer{own.client, own.security}, release, nil
 }
 
-// clientOpts are the options every client of kind starts from: the
-// worker's Kafka options, then the connector's security overrides if it
-// has any (overridden), else the worker's security for that kind.
-func (r *Runtime) clientOpts(kind string, overridden []kgo.Opt) []kgo.Opt {
-	security := r.opts.Security[kind]
-	if overridden != nil {
-		security = overridden
+// security is the TLS and SASL of a client of kind: the connector's
+// security overrides if it has any (overridden), else the worker's.
+func (r *Runtime) security(kind string, overridden *kafkasec.Settings) *kafkasec.Settings {
+	switch {
+	case overridden != nil:
+		return overridden
+	case r.opts.Security[kind] != nil:
+		return r.opts.Security[kind]
 	}
-	return append(append([]kgo.Opt{}, r.opts.KafkaOpts...), security...)
+	return &kafkasec.Settings{Protocol: "PLAINTEXT"}
+}
+
+// clientOpts are the options every client starts from: the worker's Kafka
+// options, then its security.
+func (r *Runtime) clientOpts(security *kafkasec.Settings) []kgo.Opt {
+	return append(append([]kgo.Opt{}, r.opts.KafkaOpts...), security.Options()...)
 }
 
 // closeAll closes every producer still open.
@@ -109,7 +125,7 @@ func (r *taskRun) adminFor(o connconfig.AdminOverrides) (*kadm.Client, func(), e
 		return r.rt.opts.Admin, func() {}, nil
 	}
 	id := fmt.Sprintf("connector-adminclient-%s-%d", r.id.Connector, r.id.Task)
-	opts := append(r.rt.clientOpts(kafkasec.Admin, o.Security), kgo.ClientID(id))
+	opts := append(r.rt.clientOpts(r.rt.security(kafkasec.Admin, o.Security)), kgo.ClientID(id))
 	opts = append(opts, r.rt.opts.Worker.Clients.Admin.Opts...)
 	cl, err := kgo.NewClient(append(opts, o.Opts...)...)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/kafkasec"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -55,15 +57,15 @@ type Options struct {
 	// KafkaOpts connect to the cluster's Kafka (seed brokers, an embedding
 	// program's options); every client the actors make starts from them.
 	KafkaOpts []kgo.Opt
-	// Security are the TLS and SASL options of each kind of client the
-	// actors make (kafkasec.Producer, Consumer, Admin), from the worker's
-	// security keys; a connector's security overrides replace them
-	// (ClientOverrides.Security).
-	Security map[string][]kgo.Opt
+	// Security is the TLS and SASL of each kind of client the actors make
+	// (kafkasec.Producer, Consumer, Admin), from the worker's security
+	// keys; a connector's security overrides replace it
+	// (ClientOverrides.Security). A kind not in it is PLAINTEXT.
+	Security map[string]*kafkasec.Settings
 	// Producer is shared by every source task and the dead letter queues of
 	// this worker: one idempotent acks=all client instead of one per task.
 	// A connector with producer overrides has its own (clients.go). It and
-	// Admin are made with the producer's and the admin's Security.
+	// Admin are made with Security[kafkasec.Producer] and [kafkasec.Admin].
 	Producer *kgo.Client
 	Admin    *kadm.Client
 	// Worker is what parsing connector configs needs of the worker's own

@@ -105,7 +105,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 	if err != nil {
 		return func() {}, err
 	}
-	p.dlq = producer
+	p.dlq = producer.Client
 	admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
 	if err != nil {
 		return release, err
@@ -120,7 +120,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 }
 
 func (p *sinkPipeline) connect() error {
-	opts := p.rt.clientOpts(kafkasec.Consumer, p.keys.Overrides.Consumer.Security)
+	opts := p.rt.clientOpts(p.rt.security(kafkasec.Consumer, p.keys.Overrides.Consumer.Security))
 	opts = append(opts,
 		kgo.ConsumerGroup("connect-"+p.id.Connector),
 		// Static membership per task: invariant 4 keeps one instance of a

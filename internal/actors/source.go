@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
-	"github.com/sluice-io/sluice/internal/kafkasec"
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
@@ -26,7 +25,7 @@ type sourcePipeline struct {
 	codec
 	keys connconfig.Runtime
 
-	producer *kgo.Client
+	producer producer
 	admin    *kadm.Client // creates topics; nil when there is none
 
 	tracker *offsetTracker
@@ -218,9 +217,9 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 				"set %s and %s to have the connector create the topics it writes to",
 				err, r.Topic, connconfig.TopicCreationDefaultPartitions, connconfig.TopicCreationDefaultReplicationFactor)
 		}
-		if kafkasec.IsAuthError(err) {
+		if authErr := p.producer.security.AuthFailure(err); authErr != nil {
 			// Said plainly in the task's status trace.
-			err = fmt.Errorf("the task's producer cannot authenticate to Kafka: %w", err)
+			err = fmt.Errorf("the task's producer: %w", authErr)
 		}
 		p.tracker.ack(e, err)
 		if err == nil {

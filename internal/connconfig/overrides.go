@@ -57,12 +57,12 @@ type ClientOverrides struct {
 	// Opts carry them out in franz-go, to apply after the worker's options.
 	Opts []kgo.Opt
 	// Security, when the connector overrides a security key
-	// (security.protocol, sasl.*, ssl.*), is the client's TLS and SASL
-	// options from the worker's security keys for this kind of client with
-	// the overrides over them. They replace the worker's security options
-	// rather than follow them: franz-go adds up SASL mechanisms, it does
-	// not replace one with another.
-	Security []kgo.Opt
+	// (security.protocol, sasl.*, ssl.*), is the client's TLS and SASL:
+	// the worker's security keys for this kind of client with the
+	// overrides over them; nil when nothing is overridden. It replaces the
+	// worker's security options rather than follows them: franz-go adds up
+	// SASL mechanisms, it does not replace one with another.
+	Security *kafkasec.Settings
 }
 
 // Set reports whether the connector overrides anything of this client.
@@ -174,12 +174,12 @@ func parseOverrides(w Worker, t connectors.Type, config map[string]string, ce *c
 	return o
 }
 
-// securityOverrides returns the security options of a client whose
-// connector overrides security keys (nil when it overrides none, or on an
-// error, which names the key). The overrides apply over the security the
-// worker gives that kind of client, as Connect puts a connector's
-// overrides over the worker's client config.
-func securityOverrides(w Worker, kind, prefix string, keys map[string]string, ce *connectors.ConfigError) []kgo.Opt {
+// securityOverrides returns the security of a client whose connector
+// overrides security keys (nil when it overrides none, or on an error,
+// which names the key). The overrides apply over the security the worker
+// gives that kind of client, as Connect puts a connector's overrides over
+// the worker's client config.
+func securityOverrides(w Worker, kind, prefix string, keys map[string]string, ce *connectors.ConfigError) *kafkasec.Settings {
 	overridden := false
 	for k := range keys {
 		overridden = overridden || kafkasec.IsSecurityKey(k)
@@ -197,10 +197,7 @@ func securityOverrides(w Worker, kind, prefix string, keys map[string]string, ce
 		ce.Add(prefix+key, err.Error())
 		return nil
 	}
-	// Non-nil even for PLAINTEXT, which has no TLS or SASL option, so that
-	// it replaces the worker's security; clearing the TLS dialer first
-	// says the same to franz-go.
-	return append([]kgo.Opt{kgo.DialTLSConfig(nil)}, s.Options()...)
+	return s
 }
 
 // allowed applies the worker's policy to keys, with Connect's message for

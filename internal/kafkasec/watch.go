@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 )
 
@@ -101,18 +102,21 @@ func (s *Settings) AuthFailure(err error) error {
 	}
 	cutOff, failed := s.watch.state()
 	switch {
-	case failed != nil && (errors.Is(err, failed) || connectionEnded(err)):
+	case failed != nil && (errors.Is(err, failed) || connectionLost(err)):
 		// The exchange failed on the client's side (a server signature
 		// that does not verify, no token).
 		return &AuthError{Err: err, Reason: failed.Error() + who}
-	case cutOff && connectionEnded(err):
+	case cutOff && connectionLost(err):
 		return &AuthError{Err: err, Reason: "the broker closed the connection during SASL authentication" + who +
 			": wrong username or password, or a mechanism the broker does not enable"}
 	}
 	return nil
 }
 
-func connectionEnded(err error) bool {
+// connectionLost reports whether err is what a client sees when its
+// connections keep ending: the end of one, or records that timed out
+// waiting for one.
+func connectionLost(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, kgo.ErrRecordTimeout)
 }

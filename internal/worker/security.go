@@ -42,14 +42,8 @@ func loadSecurity(props map[string]string) (*clientSecurity, error) {
 	return s, nil
 }
 
-// actorOptions are the security options of the clients the actors make.
-func (s *clientSecurity) actorOptions() map[string][]kgo.Opt {
-	out := map[string][]kgo.Opt{}
-	for kind, settings := range s.kinds {
-		out[kind] = settings.Options()
-	}
-	return out
-}
+// actorSecurity is the security of the clients the actors make, by kind.
+func (s *clientSecurity) actorSecurity() map[string]*kafkasec.Settings { return s.kinds }
 
 // observe records the outcome of a request of the worker's own clients:
 // an authentication failure becomes the worker's Kafka problem (GET

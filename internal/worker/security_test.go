@@ -44,6 +44,20 @@ func startSecureWorker(t *testing.T, bootstrap string, props map[string]string, 
 	})
 }
 
+// readySecureWorker starts a worker with the right password against
+// saslSSLBroker and waits until it is ready; it returns its REST URL and
+// the deadline the test's waits share.
+func readySecureWorker(t *testing.T) (base string, deadline time.Time) {
+	t.Helper()
+	bootstrap, props := saslSSLBroker(t, "connect-secret")
+	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
+	deadline = time.Now().Add(30 * time.Second)
+	for !w.Ready() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "http://" + w.RESTAddr(), deadline
+}
+
 func post(t *testing.T, url, body string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -60,13 +74,7 @@ func post(t *testing.T, url, body string) {
 // runs a source and a sink connector through the secured broker: its own
 // clients, the source's producer and the sink's consumer all authenticate.
 func TestWorkerOverSASLSSLRunsConnectors(t *testing.T) {
-	bootstrap, props := saslSSLBroker(t, "connect-secret")
-	w := startSecureWorker(t, bootstrap, props, zerolog.Nop())
-	base := "http://" + w.RESTAddr()
-	deadline := time.Now().Add(30 * time.Second)
-	for !w.Ready() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, deadline := readySecureWorker(t)
 	if code, body := get(t, base+"/health"); code != http.StatusOK {
 		t.Fatalf("health %d %s", code, body)
 	}
@@ -127,5 +135,40 @@ func TestWorkerWithAWrongPasswordSaysSoAndStaysUp(t *testing.T) {
 	// Once per backoff round, not a flood: rounds start 0.5 s apart and double.
 	if n := strings.Count(captured, "cannot authenticate to Kafka; retrying"); n > 8 {
 		t.Errorf("%d authentication failure lines in about 4 s: a flood", n)
+	}
+}
+
+// A connector whose producer override carries a wrong password fails its
+// task with the reason in the status trace (the worker itself, with the
+// right password, stays healthy); the password is in no trace.
+func TestTaskWithAWrongOverridePasswordSaysSoInItsTrace(t *testing.T) {
+	base, deadline := readySecureWorker(t)
+	const wrong = "Override-Password-Not-For-Traces"
+	post(t, base+"/connectors", `{"name":"gen","config":{"connector.class":"Datagen","topic":"override-gen","tasks.max":"1",
+		"producer.override.sasl.jaas.config":"org.apache.kafka.common.security.scram.ScramLoginModule required username=\"connect\" password=\"`+wrong+`\";",
+		"producer.override.request.timeout.ms":"1000","producer.override.delivery.timeout.ms":"2000"}}`)
+	var status struct {
+		Tasks []struct{ State, Trace string }
+	}
+	for time.Now().Before(deadline) {
+		_, body := get(t, base+"/connectors/gen/status")
+		_ = json.Unmarshal([]byte(body), &status)
+		if len(status.Tasks) == 1 && status.Tasks[0].State == "FAILED" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(status.Tasks) != 1 || status.Tasks[0].State != "FAILED" {
+		t.Fatalf("the task never failed: %+v", status)
+	}
+	trace := status.Tasks[0].Trace
+	if !strings.Contains(trace, "cannot authenticate to Kafka") || !strings.Contains(trace, `SCRAM-SHA-512 as user "connect"`) {
+		t.Errorf("the trace does not say the producer cannot authenticate:\n%s", trace)
+	}
+	if strings.Contains(trace, wrong) {
+		t.Errorf("the trace shows the password:\n%s", trace)
+	}
+	if code, body := get(t, base+"/health"); code != http.StatusOK {
+		t.Errorf("the worker, whose own password is right, is not healthy: %d %s", code, body)
 	}
 }

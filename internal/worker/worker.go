@@ -568,7 +568,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
-		Security:  w.security.actorOptions(),
+		Security:  w.security.actorSecurity(),
 		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
