@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -453,8 +454,10 @@ func mentionsAuthentication(text string) bool {
 // TestKafkaSecurityProducerOverrideUsesAnotherUser: a source connector's
 // producer.override.sasl.jaas.config names another user than the worker's.
 // With that user's password its records arrive; with a wrong password
-// none do, while the worker, as its own user, stays healthy: the
-// connector's producer really authenticates with the override.
+// none do, its task fails with a trace saying its producer cannot
+// authenticate (and not the password), while the worker, as its own user,
+// stays healthy: the connector's producer really authenticates with the
+// override.
 func TestKafkaSecurityProducerOverrideUsesAnotherUser(t *testing.T) {
 	s := kafkatest.NewSecure(t)
 	c := newSecureCluster(t, s, "sasl-override", kafkatest.Client{
@@ -475,22 +478,36 @@ func TestKafkaSecurityProducerOverrideUsesAnotherUser(t *testing.T) {
 		writeLines(t, in, 100)
 		cfg := fileSource(in, c.topic(x.name))
 		cfg["producer.override.sasl.jaas.config"] = kafkatest.JAASConfig(x.user)
+		// Records give up after 3 s rather than Connect's 2 minutes, so
+		// the failure shows within the test.
+		cfg["producer.override.request.timeout.ms"] = "1000"
+		cfg["producer.override.delivery.timeout.ms"] = "3000"
 		createOn(t, w.rest, x.name, cfg)
 	}
 	waitFor(t, w.FailIfExited, stateDeadline, 250*time.Millisecond, "100 records produced as the other user", func() (bool, string) {
 		n := topicEnd(t, c.clientOpts(), c.topic("as-other"))
 		return n == 100, fmt.Sprintf("%d records", n)
 	})
-	// The connector with the wrong password has had as long, and more.
-	time.Sleep(2 * time.Second)
+	var status string
+	waitFor(t, w.FailIfExited, stateDeadline, 250*time.Millisecond, "the task with the wrong password FAILED, saying why", func() (bool, string) {
+		code, body, err := send("GET", "http://"+w.rest+"/connectors/as-wrong/status", "")
+		if err != nil {
+			return false, err.Error()
+		}
+		status = string(body)
+		var st proctest.Status
+		if code != http.StatusOK || json.Unmarshal(body, &st) != nil || len(st.Tasks) != 1 {
+			return false, fmt.Sprintf("%d %s", code, body)
+		}
+		return st.Tasks[0].State == "FAILED" && mentionsAuthentication(st.Tasks[0].Trace), status
+	})
+	t.Logf("status of as-wrong: %s", status)
+	if strings.Contains(status, wrong.Password) {
+		t.Errorf("the status of the connector with the wrong password carries it: %s", status)
+	}
 	if n := topicEnd(t, c.clientOpts(), c.topic("as-wrong")); n != 0 {
 		t.Fatalf("%d records produced with a wrong override password: the override is not used", n)
 	}
-	code, body := mustSend(t, "GET", "http://"+w.rest+"/connectors/as-wrong/status", "")
-	if strings.Contains(string(body), wrong.Password) {
-		t.Errorf("the status of the connector with the wrong password carries it: %s", body)
-	}
-	t.Logf("status of as-wrong: %d %s", code, body)
 	if logs := w.StderrText(); strings.Contains(logs, wrong.Password) || strings.Contains(logs, other.Password) {
 		t.Errorf("the worker's log carries an override's password")
 	}
