@@ -38,15 +38,17 @@ kafka:
 
 # The broker gets a free port and a temporary directory, and is stopped
 # however the suite ends.
-# The integration suite against a fresh Apache Kafka (SLUICE_TEST_BOOTSTRAP).
+# The integration suite against a fresh Apache Kafka (SLUICE_TEST_BOOTSTRAP), its
+# SASL_SSL and SASL_PLAINTEXT listeners included (test/kafka/kafka.sh's secure.env).
 test-kafka:
     #!/usr/bin/env bash
     set -euo pipefail
     dir=$(mktemp -d "${TMPDIR:-/tmp}/sluice-kafka-XXXXXX")
-    port=$(go run ./test/kafka/freeport)
+    { read -r port; read -r sasl_ssl_port; read -r sasl_plaintext_port; } < <(go run ./test/kafka/freeport 3)
     trap 'bash test/kafka/kafka.sh stop "$dir"; rm -rf "$dir"' EXIT
-    bash test/kafka/kafka.sh start "$port" "$dir"
-    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./internal/actors/ ./internal/state/ ./internal/control/... ./internal/rest/ ./internal/admin/ ./internal/worker/ ./internal/cluster/... ./internal/offsets/ ./internal/topics/ ./test/
+    bash test/kafka/kafka.sh start "$port" "$dir" "$sasl_ssl_port" "$sasl_plaintext_port"
+    set -a; . "$dir/secure.env"; set +a
+    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./internal/kafkatest/ ./internal/actors/ ./internal/state/ ./internal/control/... ./internal/rest/ ./internal/admin/ ./internal/worker/ ./internal/cluster/... ./internal/offsets/ ./internal/topics/ ./test/
 
 # Kafka's jars and the harness are built by Maven (test/transforms) on first use.
 # Regenerate the transforms' golden file (connectors/transforms/testdata/expected.json) from Apache Kafka's own transforms.

@@ -3,7 +3,9 @@
 // environment names in SLUICE_TEST_BOOTSTRAP (for example an Apache Kafka
 // started by test/kafka/kafka.sh), names that no other run shares on such
 // a broker, and clients, topics and records that close with the test and
-// fail it on error.
+// fail it on error. NewSecure is the same for a broker that requires SASL
+// and TLS, with test certificates from GenerateTLS and the Connect keys
+// that reach it.
 //
 // It imports no package of this module, so that the tests of every
 // package, those of internal/state, internal/offsets and internal/topics

@@ -5,15 +5,30 @@
 # (~/.m2) on first use.
 #
 #   kafka.sh classpath        resolve the jars; print the classpath file
-#   kafka.sh start PORT DIR   format DIR and start a node in the background on
+#   kafka.sh start PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT]
+#                             format DIR and start a node in the background on
 #                             127.0.0.1:PORT; return once it answers
-#   kafka.sh run PORT DIR     the same in the foreground, until Ctrl-C
+#   kafka.sh run PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT]
+#                             the same in the foreground, until Ctrl-C
 #   kafka.sh stop DIR         SIGTERM the node started in DIR, SIGKILL if it
 #                             has not exited after 30 s
 #
 # DIR holds server.properties, the data (DIR/data), the broker's log
 # (DIR/kafka.log) and its pid (DIR/kafka.pid). A DIR that was formatted
 # before is started as it is, so `run` on the same DIR keeps its topics.
+#
+# With the two optional ports the node also has a SASL_SSL and a
+# SASL_PLAINTEXT listener (PLAINTEXT stays, for the suites that use it,
+# and between brokers). Both take PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512
+# with the users of sasl_users below: the SCRAM ones are created when DIR
+# is formatted, the PLAIN ones are in the listeners' JAAS config. The TLS
+# certificate and stores are generated with Go's crypto
+# (test/kafka/gencerts) into DIR/tls. DIR/secure.env then holds, as
+# KEY=VALUE lines, what the tests need to reach those listeners:
+#   SLUICE_TEST_SASL_SSL_BOOTSTRAP, SLUICE_TEST_SASL_PLAINTEXT_BOOTSTRAP,
+#   SLUICE_TEST_TLS_DIR, SLUICE_TEST_SASL_USERS (MECHANISM:user:password,...)
+# No authorizer is configured: every authenticated user may do anything.
+# The SCRAM users exist only in a DIR first formatted with the secure ports.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,6 +86,48 @@ free_port() {
   die "no free port found"
 }
 
+# sasl_users are the secure listeners' users, MECHANISM:user:password.
+# Two SCRAM-SHA-512 users, so that a test can run a connector's clients as
+# another user than its worker's. Names are plain words: PLAIN users
+# become JAAS option names (user_NAME).
+sasl_users=(
+  SCRAM-SHA-512:sluice512:sluice512-secret
+  SCRAM-SHA-512:sluiceother:sluiceother-secret
+  SCRAM-SHA-256:sluice256:sluice256-secret
+  PLAIN:sluiceplain:sluiceplain-secret
+)
+
+# secure_properties LISTENER... prints the SASL settings of the listeners
+# (lower-case listener names): each mechanism's JAAS config, the PLAIN one
+# listing the PLAIN users.
+secure_properties() {
+  local l u mech name pass plain=""
+  for u in "${sasl_users[@]}"; do
+    IFS=: read -r mech name pass <<<"$u"
+    if [ "$mech" = PLAIN ]; then
+      plain+=" user_$name=\"$pass\""
+    fi
+  done
+  echo "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+  for l in "$@"; do
+    echo "listener.name.$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$plain;"
+    echo "listener.name.$l.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    echo "listener.name.$l.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+  done
+}
+
+# scram_format_args prints StorageTool format's --add-scram arguments, one
+# a line, for the SCRAM users.
+scram_format_args() {
+  local u mech name pass
+  for u in "${sasl_users[@]}"; do
+    IFS=: read -r mech name pass <<<"$u"
+    case "$mech" in
+    SCRAM-*) printf -- '--add-scram\n%s=[name=%s,password=%s]\n' "$mech" "$name" "$pass" ;;
+    esac
+  done
+}
+
 # set_java sets the array JAVA to the JVM command line, classpath included.
 set_java() {
   local cpfile
@@ -83,24 +140,45 @@ set_java() {
     -cp "$(cat "$cpfile")")
 }
 
-# prepare PORT DIR writes DIR/server.properties and formats DIR/data unless
-# it was formatted before.
+# check_ports PORT... fails unless each is a number nothing listens on,
+# and no two are the same.
+check_ports() {
+  local p seen=" "
+  for p in "$@"; do
+    [[ "$p" =~ ^[0-9]+$ ]] || die "ports must be numbers, not '$p'"
+    [[ "$seen" != *" $p "* ]] || die "port $p is given twice"
+    seen+="$p "
+    if port_open "$p"; then
+      die "127.0.0.1:$p is already in use"
+    fi
+  done
+}
+
+# prepare PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT] writes
+# DIR/server.properties (and with the secure ports DIR/tls and
+# DIR/secure.env) and formats DIR/data unless it was formatted before.
 prepare() {
-  local port=$1 dir=$2 cport
-  [[ "$port" =~ ^[0-9]+$ ]] || die "PORT must be a number, not '$port'"
+  local port=$1 dir=$2 sslport=${3:-} saslport=${4:-} cport listeners protocols
   mkdir -p "$dir"
-  if port_open "$port"; then
-    die "127.0.0.1:$port is already in use"
-  fi
+  check_ports "$port" $sslport $saslport
   cport=$(free_port "$port")
+  while [ "$cport" = "$sslport" ] || [ "$cport" = "$saslport" ]; do
+    cport=$(free_port "$port")
+  done
+  listeners="PLAINTEXT://127.0.0.1:$port"
+  protocols="PLAINTEXT:PLAINTEXT"
+  if [ -n "$sslport" ]; then
+    listeners+=",SASL_SSL://127.0.0.1:$sslport,SASL_PLAINTEXT://127.0.0.1:$saslport"
+    protocols+=",SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+  fi
   cat >"$dir/server.properties" <<EOF
 # Written by test/kafka/kafka.sh: one combined KRaft broker and controller.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=$listeners
+listener.security.protocol.map=$protocols,CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
@@ -115,23 +193,51 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 EOF
+  local scram=()
+  if [ -n "$sslport" ]; then
+    say "generating the TLS certificate and stores in $dir/tls"
+    # gencerts prints the broker's ssl.* keystore properties.
+    (cd "$here/../.." && go run ./test/kafka/gencerts "$dir/tls") >>"$dir/server.properties" ||
+      die "test/kafka/gencerts failed"
+    secure_properties sasl_ssl sasl_plaintext >>"$dir/server.properties"
+    mapfile -t scram < <(scram_format_args)
+    local users
+    users=$(IFS=,; echo "${sasl_users[*]}")
+    cat >"$dir/secure.env" <<EOF
+SLUICE_TEST_SASL_SSL_BOOTSTRAP=127.0.0.1:$sslport
+SLUICE_TEST_SASL_PLAINTEXT_BOOTSTRAP=127.0.0.1:$saslport
+SLUICE_TEST_TLS_DIR=$dir/tls
+SLUICE_TEST_SASL_USERS=$users
+EOF
+  else
+    rm -f "$dir/secure.env"
+  fi
   set_java
   if [ ! -f "$dir/data/meta.properties" ]; then
     local id
     id=$("${JAVA[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n1)
     [ -n "$id" ] || die "kafka.tools.StorageTool random-uuid printed nothing"
     say "formatting $dir/data (cluster id $id)"
-    "${JAVA[@]}" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
+    "${JAVA[@]}" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" "${scram[@]}" >"$dir/format.log" 2>&1 ||
       die "format failed: $(cat "$dir/format.log")"
   fi
 }
 
-# wait_up PORT DIR PID waits until the broker serves: the server says it
-# started and the port accepts connections (the port alone is not enough,
+# ports_open PORT... reports whether every port accepts connections.
+ports_open() {
+  local p
+  for p in "$@"; do
+    port_open "$p" || return 1
+  done
+}
+
+# wait_up DIR PID PORT... waits until the broker serves: the server says it
+# started and the ports accept connections (a port alone is not enough,
 # it is bound before the broker serves). It fails when the process exits.
 wait_up() {
-  local port=$1 dir=$2 pid=$3 deadline=$((SECONDS + 120))
-  until grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && port_open "$port"; do
+  local dir=$1 pid=$2 deadline=$((SECONDS + 120))
+  shift 2
+  until grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && ports_open "$@"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       return 1
     fi
@@ -144,9 +250,17 @@ wait_up() {
   done
 }
 
+# usage_ports CMD ARGS... checks that ARGS are PORT DIR, with or without
+# the two secure ports.
+usage_ports() {
+  local cmd=$1
+  shift
+  [ $# -eq 2 ] || [ $# -eq 4 ] || die "usage: kafka.sh $cmd PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT]"
+}
+
 cmd_start() {
-  [ $# -eq 2 ] || die "usage: kafka.sh start PORT DIR"
-  local port=$1 dir
+  usage_ports start "$@"
+  local port=$1 dir secure=("${@:3}")
   mkdir -p "$2"
   dir=$(cd "$2" && pwd)
   if [ -f "$dir/kafka.pid" ] && kill -0 "$(cat "$dir/kafka.pid")" 2>/dev/null; then
@@ -156,12 +270,12 @@ cmd_start() {
   # before the broker binds it (a busy CI machine): then try another one.
   local attempt pid
   for attempt in 1 2 3; do
-    prepare "$port" "$dir"
-    say "starting Apache Kafka on 127.0.0.1:$port (log: $dir/kafka.log)"
+    prepare "$port" "$dir" "${secure[@]}"
+    say "starting Apache Kafka on 127.0.0.1:$port${secure:+ (SASL_SSL on ${secure[0]}, SASL_PLAINTEXT on ${secure[1]})} (log: $dir/kafka.log)"
     nohup "${JAVA[@]}" kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$dir/kafka.pid"
-    if wait_up "$port" "$dir" "$pid"; then
+    if wait_up "$dir" "$pid" "$port" "${secure[@]}"; then
       break
     fi
     rm -f "$dir/kafka.pid"
@@ -177,11 +291,11 @@ cmd_start() {
 }
 
 cmd_run() {
-  [ $# -eq 2 ] || die "usage: kafka.sh run PORT DIR"
+  usage_ports run "$@"
   local port=$1 dir
   mkdir -p "$2"
   dir=$(cd "$2" && pwd)
-  prepare "$port" "$dir"
+  prepare "$port" "$dir" "${@:3}"
   say "running Apache Kafka on 127.0.0.1:$port in the foreground (data: $dir/data); Ctrl-C stops it"
   exec "${JAVA[@]}" kafka.Kafka "$dir/server.properties"
 }
@@ -231,6 +345,6 @@ stop)
   cmd_stop "$@"
   ;;
 *)
-  die "usage: kafka.sh classpath | start PORT DIR | run PORT DIR | stop DIR"
+  die "usage: kafka.sh classpath | start PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT] | run PORT DIR [SASL_SSL_PORT SASL_PLAINTEXT_PORT] | stop DIR"
   ;;
 esac
