@@ -85,9 +85,16 @@ func startWorkers(t *testing.T, name string, n int) (*cluster, []*workerProc) {
 // other through the Kafka group).
 func (c *cluster) add(id string, join ...string) *workerProc {
 	c.t.Helper()
+	return c.addWith(id, nil, join...)
+}
+
+// addWith starts a worker as add does, with extra flags (the gossip key,
+// the cluster TLS files, ...).
+func (c *cluster) addWith(id string, extra []string, join ...string) *workerProc {
+	c.t.Helper()
 	w := &workerProc{id: id, rest: proctest.FreeAddr(c.t), bind: proctest.FreeAddr(c.t)}
-	args := []string{"worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", w.rest,
-		"--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--offset-flush-interval-ms", "200"}
+	args := append([]string{"worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", w.rest,
+		"--worker-id", id, "--bind", w.bind, "--session-timeout", "6s", "--offset-flush-interval-ms", "200"}, extra...)
 	if len(join) > 0 {
 		args = append(args, "--join", strings.Join(join, ","))
 	}

@@ -8,25 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-io/sluice/internal/proctest"
 	"github.com/sluice-io/sluice/internal/testutil"
 )
-
-// addSecured starts a worker as cluster.add does, with extra flags (the
-// gossip key, the cluster TLS files).
-func (c *cluster) addSecured(id string, extra []string, join ...string) *workerProc {
-	c.t.Helper()
-	w := &workerProc{id: id, rest: proctest.FreeAddr(c.t), bind: proctest.FreeAddr(c.t)}
-	args := append([]string{"worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", w.rest,
-		"--worker-id", id, "--bind", w.bind, "--session-timeout", "6s"}, extra...)
-	if len(join) > 0 {
-		args = append(args, "--join", strings.Join(join, ","))
-	}
-	w.Proc = startProc(c.t, "worker-"+id, nil, args...)
-	waitHealthy(c.t, w.Proc, w.rest)
-	c.workers[id] = w
-	return w
-}
 
 func gossipKey(t *testing.T) string {
 	t.Helper()
@@ -78,13 +61,13 @@ func waitLog(t *testing.T, w *workerProc, what string) {
 func TestClusterSecurityGossipKey(t *testing.T) {
 	c := startCluster(t, "gossipkey")
 	key, next := gossipKey(t), gossipKey(t)
-	w1 := c.addSecured("w1", []string{"--gossip-key", key})
-	c.addSecured("w2", []string{"--prop", "sluice.gossip.key=" + key + "," + next}, w1.bind)
+	w1 := c.addWith("w1", []string{"--gossip-key", key})
+	c.addWith("w2", []string{"--prop", "sluice.gossip.key=" + key + "," + next}, w1.bind)
 	pollWorkers(t, w1.rest, "w1 and w2", func(out workersList, _ []byte) bool {
 		return slices.Equal(workerIDs(out), []string{"w1", "w2"}) && len(out.Unreachable) == 0
 	})
 
-	w3 := c.addSecured("w3", []string{"--gossip-key", gossipKey(t)}, w1.bind)
+	w3 := c.addWith("w3", []string{"--gossip-key", gossipKey(t)}, w1.bind)
 	waitLog(t, w1, "does not use this worker's gossip key")
 	waitLog(t, w3, "gossip key")
 	neverLists(t, w1.rest, "w3", []string{"w1", "w2"}, 5*time.Second)
@@ -110,13 +93,13 @@ func TestClusterSecurityMutualTLS(t *testing.T) {
 		return []string{"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-tls-ca", ca.File}
 	}
 	c := startCluster(t, "mtls")
-	w1 := c.addSecured("w1", tlsFlags(ca, "w1"))
-	c.addSecured("w2", tlsFlags(ca, "w2"), w1.bind)
+	w1 := c.addWith("w1", tlsFlags(ca, "w1"))
+	c.addWith("w2", tlsFlags(ca, "w2"), w1.bind)
 	pollWorkers(t, w1.rest, "w1 and w2", func(out workersList, _ []byte) bool {
 		return slices.Equal(workerIDs(out), []string{"w1", "w2"}) && len(out.Unreachable) == 0
 	})
 
-	w3 := c.addSecured("w3", tlsFlags(other, "w3"), w1.bind)
+	w3 := c.addWith("w3", tlsFlags(other, "w3"), w1.bind)
 	pollWorkers(t, w1.rest, "w3 unreachable, w1 and w2 listed", func(out workersList, _ []byte) bool {
 		return slices.Equal(workerIDs(out), []string{"w1", "w2"}) && len(out.Unreachable) == 1
 	})
