@@ -84,8 +84,11 @@ type Config struct {
 	// the storage topics, offset.flush.interval.ms, and keys that stand for
 	// the fields above where those are empty (bootstrap.servers, group.id,
 	// listeners), Kafka's security keys (security.protocol, sasl.*,
-	// ssl.*) for every Kafka client. Keys Sluice cannot honour (config
-	// providers, ...) make NewWorker fail, naming each; keys without
+	// ssl.*) for every Kafka client, the REST API's (https listeners,
+	// basic authentication, CORS) and config providers
+	// (${provider:path:key}). Keys Sluice cannot honour (GSSAPI,
+	// exactly.once.source.support=enabled, ...) make NewWorker fail,
+	// naming each; keys without
 	// effect and unknown keys are logged once. The README's table of
 	// worker keys lists them.
 	Props map[string]string
