@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -98,6 +99,10 @@ type Options struct {
 	// Ready reports whether the worker has read its state topics and can
 	// answer; until then, requests about connectors get 503. Nil means ready.
 	Ready func() bool
+	// Standing, when set, is where the ready worker stands in its cluster
+	// (group membership, config topic): GET /health reports it. Nil means
+	// a ready worker is healthy.
+	Standing func() Standing
 	// WriteTimeout bounds each write to the config topic; default 30s.
 	WriteTimeout time.Duration
 
@@ -158,19 +163,66 @@ func (c *Controller) ServerInfo() ServerInfo {
 	return ServerInfo{Version: c.o.Version, Commit: c.o.Commit, KafkaClusterID: id}
 }
 
-// Health answers GET /health with Connect's messages.
+// Standing is why a worker that has started is not healthy now; the zero
+// value is a healthy worker.
+type Standing struct {
+	// Unhealthy is why the worker cannot make progress (it has lost its
+	// broker or its group membership for longer than the session timeout):
+	// GET /health answers 500 with it.
+	Unhealthy string
+	// Pending is why the worker cannot serve yet but expects to soon (a
+	// rebalance, a config topic not read to its end): GET /health answers
+	// 503 with it.
+	Pending string
+}
+
+// Connect's GET /health messages (KIP-1017, WorkerStatus): tools that match
+// on them keep working; Sluice appends why after a colon.
+const (
+	healthyMessage   = "Worker has completed startup and is ready to handle requests."
+	startingMessage  = "Worker is still starting up."
+	unhealthyMessage = "Worker is unhealthy"
+)
+
+// Health answers GET /health as Connect's does (KIP-1017): 200 "healthy"
+// only when the worker is in its group with its assignment and has read the
+// config topic to its end, 503 "starting" while it starts or rebalances, and
+// 500 "unhealthy" when it cannot make progress. REST serving is implied: an
+// answer is one.
 func (c *Controller) Health() Health {
+	unhealthy := func(why string) Health {
+		return Health{Status: "unhealthy", Message: unhealthyMessage + ": " + why, Code: http.StatusInternalServerError}
+	}
+	starting := func(why string) Health {
+		msg := startingMessage
+		if why != "" {
+			msg = strings.TrimSuffix(msg, ".") + ": " + why
+		}
+		return Health{Status: "starting", Message: msg, Code: http.StatusServiceUnavailable}
+	}
 	if c.o.KafkaProblem != nil {
 		if err := c.o.KafkaProblem(); err != nil {
 			// Connect answers "unhealthy" with 500 when its worker cannot
 			// make progress; a worker that cannot authenticate cannot.
-			return Health{Status: "unhealthy", Message: "Worker is unhealthy: " + err.Error(), Code: http.StatusInternalServerError}
+			return unhealthy(err.Error())
 		}
 	}
-	if !c.ready() {
-		return Health{Status: "starting", Message: "Worker is still starting up.", Code: http.StatusServiceUnavailable}
+	var st Standing
+	if c.o.Standing != nil {
+		st = c.o.Standing()
 	}
-	return Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests.", Code: http.StatusOK}
+	if st.Unhealthy != "" {
+		return unhealthy(st.Unhealthy)
+	}
+	if !c.ready() {
+		return starting(st.Pending)
+	}
+	if st.Pending != "" {
+		// KIP-1017 has three states; a rebalancing worker is "starting"
+		// again: it will serve once the round ends, as at startup.
+		return starting(st.Pending)
+	}
+	return Health{Status: "healthy", Message: healthyMessage, Code: http.StatusOK}
 }
 
 // lookup returns the connector from a fresh snapshot.

@@ -433,6 +433,7 @@ func (w *Worker) build() error {
 		WorkerID:         w.cfg.WorkerID,
 		Version:          w.cfg.Version,
 		Ready:            w.ready.Load,
+		Standing:         w.members.standing,
 		KafkaProblem:     w.security.Problem,
 		KafkaClusterIDFunc: func() string {
 			id, _ := w.clusterID.Load().(string)

@@ -74,6 +74,10 @@ type Member struct {
 	generation int32
 	assignment Assignment
 	joined     bool
+	// standing is what GET /health reports of the membership (Standing).
+	rebalancing bool
+	lastContact time.Time
+	lastErr     error
 }
 
 // New returns a member; Run drives it.
@@ -112,6 +116,48 @@ func (m *Member) State() State {
 	return State{MemberID: m.memberID, Generation: m.generation, Joined: m.joined, Assignment: m.assignment}
 }
 
+// Standing is where the member stands in its group, for a health check.
+type Standing struct {
+	// Joined is whether the member holds an assignment of the current
+	// generation.
+	Joined bool
+	// Rebalancing is true from the start of a round (JoinGroup) until its
+	// assignment is handed over, failed rounds included: the member is
+	// then between assignments.
+	Rebalancing bool
+	// LastContact is when the group coordinator last answered (a JoinGroup,
+	// a SyncGroup or a heartbeat); zero before it ever has.
+	LastContact time.Time
+	// Err is the latest failed exchange with the coordinator since then,
+	// nil when the latest exchange worked.
+	Err error
+	// SessionTimeout is the member's session.timeout.ms: a coordinator
+	// silent for longer has dropped the member, whatever it believes.
+	SessionTimeout time.Duration
+}
+
+// Standing returns where the member stands now.
+func (m *Member) Standing() Standing {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Standing{Joined: m.joined, Rebalancing: m.rebalancing, LastContact: m.lastContact, Err: m.lastErr,
+		SessionTimeout: m.cfg.SessionTimeout}
+}
+
+// contacted records an answer of the coordinator.
+func (m *Member) contacted() {
+	m.mu.Lock()
+	m.lastContact, m.lastErr = time.Now(), nil
+	m.mu.Unlock()
+}
+
+// failed records an exchange with the coordinator that failed.
+func (m *Member) failed(err error) {
+	m.mu.Lock()
+	m.lastErr = err
+	m.mu.Unlock()
+}
+
 // errLost is a membership the broker no longer recognises.
 var errLost = errors.New("group membership lost")
 
@@ -128,6 +174,9 @@ func (m *Member) Run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if err != nil {
+			m.failed(err)
 		}
 		switch {
 		case err == nil:
@@ -191,6 +240,9 @@ func (m *Member) round(ctx context.Context) error {
 	case <-m.rejoin:
 	default:
 	}
+	m.mu.Lock()
+	m.rebalancing = true
+	m.mu.Unlock()
 	conns, tasks := m.h.Current()
 	meta := Metadata{WorkerID: m.cfg.WorkerID, URL: m.cfg.URL, Gossip: m.cfg.Gossip, ConfigOffset: m.h.ConfigOffset(), Connectors: conns, Tasks: tasks}
 	m.mu.Lock()
@@ -216,6 +268,7 @@ func (m *Member) round(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("join group: %w", err)
 		}
+		m.contacted()
 		if errors.Is(kerr.ErrorForCode(resp.ErrorCode), kerr.MemberIDRequired) {
 			memberID = resp.MemberID
 			continue
@@ -252,6 +305,7 @@ func (m *Member) round(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync group: %w", err)
 	}
+	m.contacted()
 	if err := asLost(sresp.ErrorCode); err != nil {
 		return fmt.Errorf("sync group: %w", err)
 	}
@@ -287,6 +341,9 @@ func (m *Member) round(ctx context.Context) error {
 		Str("leader_worker", a.LeaderWorker).Int("connectors", len(a.Connectors)).Int("tasks", len(a.Tasks)).
 		Int("revoked", len(a.RevokedConnectors)+len(a.RevokedTasks)).Msg("assignment received")
 	m.h.Assigned(join.Generation, a)
+	m.mu.Lock()
+	m.rebalancing = false
+	m.mu.Unlock()
 	if a.Rejoin {
 		m.Rejoin()
 	}
@@ -367,11 +424,13 @@ func (m *Member) heartbeat(ctx context.Context, lastOK *time.Time) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			m.failed(fmt.Errorf("heartbeat: %w", err))
 			if time.Since(*lastOK) > m.cfg.SessionTimeout {
 				return fmt.Errorf("heartbeat: %w", err)
 			}
 			continue // kgo retried already; keep trying until the session is up
 		}
+		m.contacted()
 		if errors.Is(kerr.ErrorForCode(resp.ErrorCode), kerr.RebalanceInProgress) {
 			*lastOK = time.Now()
 			return nil
