@@ -203,3 +203,39 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 		t.Fatalf("a lost its membership during a slow revocation: %v", events)
 	}
 }
+
+// Standing says the member is rebalancing from the start of a round until
+// its assignment is handed over, a slow revocation included, and records
+// the coordinator's answers.
+func TestStandingShowsARebalance(t *testing.T) {
+	_, broker := kafkatest.NewCluster(t)
+	work := tasksOf(4)
+	before := time.Now()
+	if st := New(Config{Group: "g", WorkerID: "idle"}, &fakeWorker{}).Standing(); st.Joined || !st.LastContact.IsZero() || st.SessionTimeout != 10*time.Second {
+		t.Fatalf("a member that never ran: %+v", st)
+	}
+	a := run(t, broker, "a", work)
+	testutil.Eventually(t, 30*time.Second, "a joined and settled", func() error {
+		st := a.m.Standing()
+		if !st.Joined || st.Rebalancing || st.Err != nil || st.LastContact.Before(before) {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	a.f.mu.Lock()
+	a.f.revokeTakes = 3 * time.Second
+	a.f.mu.Unlock()
+	run(t, broker, "b", work) // a gives two tasks away, slowly
+	testutil.Eventually(t, 30*time.Second, "a rebalancing while it revokes", func() error {
+		if st := a.m.Standing(); !st.Rebalancing {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	testutil.Eventually(t, 30*time.Second, "a settled again", func() error {
+		if st := a.m.Standing(); !st.Joined || st.Rebalancing || time.Since(st.LastContact) > 6*time.Second {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+}
