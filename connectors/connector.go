@@ -82,7 +82,8 @@ type ConnectorContext interface {
 	RequestTaskReconfiguration()
 	// RaiseError fails the connector; its supervisor restarts it.
 	RaiseError(err error)
-	// Logger carries the worker and connector fields.
+	// Logger is where the connector logs: its lines carry the worker and
+	// connector fields, as Connect's connector.context prefixes them.
 	Logger() *zerolog.Logger
 }
 
@@ -123,6 +124,9 @@ type SourceTaskContext interface {
 	// Offset returns the committed offset of a source partition, or nil when
 	// none was committed.
 	Offset(partition map[string]any) (map[string]any, error)
+	// Logger is where the task logs: its lines carry the worker,
+	// connector and task fields, as Connect's connector.context prefixes
+	// them.
 	Logger() *zerolog.Logger
 }
 
@@ -165,6 +169,9 @@ type PreCommitter interface {
 type SinkTaskContext interface {
 	ConnectorName() string
 	TaskID() int
+	// Logger is where the task logs: its lines carry the worker,
+	// connector and task fields, as Connect's connector.context prefixes
+	// them.
 	Logger() *zerolog.Logger
 }
 

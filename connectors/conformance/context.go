@@ -52,7 +52,19 @@ type ConnectorContext struct {
 
 // NewConnectorContext returns a context for the connector name.
 func NewConnectorContext(t testing.TB, name string) *ConnectorContext {
-	return &ConnectorContext{name: name, log: TestLogger(t)}
+	return &ConnectorContext{name: name, log: withFields(TestLogger(t), name, -1)}
+}
+
+// withFields gives a context's logger the fields the runtime's carries:
+// connector, and task for a task's (task < 0 is the connector itself), so
+// a connector's lines read the same in its tests as in a worker's log.
+func withFields(l *zerolog.Logger, connector string, task int) *zerolog.Logger {
+	c := l.With().Str("connector", connector)
+	if task >= 0 {
+		c = c.Int("task", task)
+	}
+	out := c.Logger()
+	return &out
 }
 
 func (c *ConnectorContext) Name() string            { return c.name }
@@ -92,7 +104,7 @@ type SourceContext struct {
 // NewSourceContext returns a context for task id of connector name, with no
 // committed offsets.
 func NewSourceContext(t testing.TB, name string, id int) *SourceContext {
-	return &SourceContext{name: name, id: id, log: TestLogger(t), offsets: map[string][]byte{}}
+	return &SourceContext{name: name, id: id, log: withFields(TestLogger(t), name, id), offsets: map[string][]byte{}}
 }
 
 func (c *SourceContext) ConnectorName() string   { return c.name }
@@ -166,7 +178,7 @@ type SinkContext struct {
 
 // NewSinkContext returns a context for task id of connector name.
 func NewSinkContext(t testing.TB, name string, id int) *SinkContext {
-	return &SinkContext{name: name, id: id, log: TestLogger(t)}
+	return &SinkContext{name: name, id: id, log: withFields(TestLogger(t), name, id)}
 }
 
 func (c *SinkContext) ConnectorName() string   { return c.name }

@@ -224,7 +224,8 @@ func (s *StatusLog) put(conn string, task int, st *Status) {
 	if st != nil {
 		if cur, ok := s.visibleLocked(conn, task); !canReplace(cur, ok, *st) {
 			s.mu.Unlock()
-			s.log.Debug().Str("key", key).Str("worker", st.WorkerID).Int64("generation", st.Generation).
+			about := s.about(conn, task)
+			about.Debug().Str("key", key).Str("status_worker", st.WorkerID).Int64("generation", st.Generation).
 				Str("current_worker", cur.WorkerID).Int64("current_generation", cur.Generation).
 				Msg("not writing a status older than the current one")
 			return
@@ -232,7 +233,8 @@ func (s *StatusLog) put(conn string, task int, st *Status) {
 		var err error
 		if value, err = json.Marshal(st); err != nil {
 			s.mu.Unlock()
-			s.log.Error().Err(err).Str("key", key).Msg("encoding status")
+			about := s.about(conn, task)
+			about.Error().Err(err).Str("key", key).Msg("encoding status")
 			return
 		}
 	}
@@ -251,13 +253,25 @@ func (s *StatusLog) put(conn string, task int, st *Status) {
 	})
 }
 
+// about is the log of the statuses of a connector (task connectorSlot) or
+// of one of its tasks: its lines carry the connector and task fields, as
+// the lines of the connector and task themselves do.
+func (s *StatusLog) about(conn string, task int) zerolog.Logger {
+	l := s.log.With().Str("connector", conn)
+	if task != connectorSlot {
+		l = l.Int("task", task)
+	}
+	return l.Logger()
+}
+
 func (s *StatusLog) acked(conn string, task int, r *kgo.Record, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
 		s.failed++
 		s.lastErr = err
-		s.log.Error().Err(err).Str("key", string(r.Key)).Msg("writing status")
+		about := s.about(conn, task)
+		about.Error().Err(err).Str("key", string(r.Key)).Msg("writing status")
 	}
 	p := s.overlay[conn][task]
 	if p == nil {

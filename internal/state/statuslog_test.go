@@ -266,3 +266,39 @@ func TestStatusLogOwnPutWinsOverLaggingTailer(t *testing.T) {
 		t.Fatalf("after read back: overlay %d, status %+v", held, s.Tasks("c")[0])
 	}
 }
+
+// Lines about a connector's or a task's status carry the connector and
+// task fields, as the lines of the connector and task themselves do.
+func TestStatusLogLinesCarryTheConnectorAndTask(t *testing.T) {
+	var out testutil.LogBuffer
+	s, err := NewStatusLog([]kgo.Opt{kgo.SeedBrokers(testutil.ClosedAddr(t))}, statusTopic, zerolog.New(&out).Level(zerolog.DebugLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A status of an older generation from another worker is not written,
+	// and the line saying so names what it is about.
+	s.PutTask(connectors.TaskID{Connector: "orders", Task: 2}, Status{State: StateRunning, WorkerID: "w2", Generation: 5})
+	s.PutTask(connectors.TaskID{Connector: "orders", Task: 2}, Status{State: StateFailed, WorkerID: "w1", Generation: 3})
+	s.PutConnector("orders", Status{State: StateRunning, WorkerID: "w2", Generation: 5})
+	s.PutConnector("orders", Status{State: StateFailed, WorkerID: "w1", Generation: 3})
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if m["message"] == "not writing a status older than the current one" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("want a line for the task and one for the connector, got %v", lines)
+	}
+	if task := lines[0]; task["connector"] != "orders" || task["task"] != 2.0 || task["status_worker"] != "w1" {
+		t.Errorf("the task's line: %v", task)
+	}
+	if conn := lines[1]; conn["connector"] != "orders" || conn["task"] != nil {
+		t.Errorf("the connector's line: %v", conn)
+	}
+}

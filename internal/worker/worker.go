@@ -315,7 +315,6 @@ func Start(cfg Config) (*Worker, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	restLog := cfg.logger(loglevel.REST)
 	servers, err := cfg.listeners.open()
 	if err != nil {
 		return nil, err
@@ -333,7 +332,8 @@ func Start(cfg Config) (*Worker, error) {
 		// Connect's worker id: the advertised host and port.
 		cfg.WorkerID = cfg.restAdvertised(addr)
 	}
-	log := cfg.logger(loglevel.Worker)
+	// Made once the worker id is known: every line carries it.
+	log, restLog := cfg.logger(loglevel.Worker), cfg.logger(loglevel.REST)
 	classifyKeys(cfg.Props).log(log)
 	w := &Worker{cfg: cfg, log: log, servers: servers, rest: advertisedServer, restURL: restURL,
 		done: make(chan struct{}), memberDone: make(chan struct{}), connected: make(chan struct{})}
