@@ -108,13 +108,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			h.log.Error().Str("method", r.Method).Str("path", r.URL.Path).Interface("panic", p).Msg("REST handler panicked")
+			requestFields(h.log.Error(), r).Interface("panic", p).Msg("REST handler panicked")
 			if sw.status == 0 {
 				writeError(sw, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", p))
 			}
 		}
-		h.log.Debug().Str("method", r.Method).Str("path", r.URL.Path).Int("status", sw.status).
-			Dur("duration", time.Since(start)).Msg("request")
+		requestFields(h.log.Debug(), r).Int("status", sw.status).Dur("duration", time.Since(start)).Msg("request")
 	}()
 	if r.ContentLength > h.maxBody {
 		// Declared too large: refused before a byte of it is read.
@@ -143,6 +142,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(sw, r)
+}
+
+// requestFields adds a request's method and path to e and, for a request
+// about a connector or a task, the connector and task fields that every
+// other line about them carries, so that one filter finds them all.
+func requestFields(e *zerolog.Event, r *http.Request) *zerolog.Event {
+	e = e.Str("method", r.Method).Str("path", r.URL.Path)
+	if c := r.PathValue("c"); c != "" {
+		e = e.Str("connector", c)
+	}
+	if t, err := strconv.Atoi(r.PathValue("t")); err == nil {
+		e = e.Int("task", t)
+	}
+	return e
 }
 
 // unrouted answers what no route matches with Connect's JSON errors instead

@@ -581,7 +581,17 @@ func TestRequestsAreLoggedAtDebug(t *testing.T) {
 		t.Fatalf("log %q: %v", buf.String(), err)
 	}
 	if entry["level"] != "debug" || entry["method"] != "GET" || entry["path"] != "/connectors/nope" ||
-		entry["status"] != float64(404) || entry["duration"] == nil {
+		entry["status"] != float64(404) || entry["duration"] == nil || entry["connector"] != "nope" || entry["task"] != nil {
+		t.Fatalf("log entry %v", entry)
+	}
+	// A request about a task names the connector and the task, as every
+	// line about them does.
+	buf.Take()
+	do(t, "GET", ts.URL+"/connectors/nope/tasks/3/status", "")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &entry); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if entry["connector"] != "nope" || entry["task"] != float64(3) {
 		t.Fatalf("log entry %v", entry)
 	}
 }
