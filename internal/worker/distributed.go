@@ -226,28 +226,16 @@ func (m *membership) Leader() (self bool, leader control.LeaderWrites) {
 }
 
 // standing is where this worker stands in its cluster, for GET /health:
-// unhealthy once its group coordinator has been silent for longer than the
-// session timeout (the broker has dropped it, or it cannot reach the broker);
-// pending while it has not reached the coordinator yet, rebalances, or has
-// not read the config topic up to the offset its assignment was computed at.
+// its group membership (group.Standing.Problem: unhealthy once the broker
+// or the membership has been lost for longer than the session timeout,
+// pending while joining or rebalancing), then pending while it has not
+// read the config topic up to the offset its assignment was computed at.
 func (m *membership) standing() control.Standing {
 	if m.member == nil {
 		return control.Standing{Pending: "connecting to Kafka"}
 	}
-	gs := m.member.Standing()
-	cause := ""
-	if gs.Err != nil {
-		cause = ": " + gs.Err.Error()
-	}
-	if gs.LastContact.IsZero() {
-		return control.Standing{Pending: fmt.Sprintf("joining group %q%s", m.w.cfg.Cluster, cause)}
-	}
-	if silent := time.Since(gs.LastContact); silent > gs.SessionTimeout {
-		return control.Standing{Unhealthy: fmt.Sprintf("no answer from the group coordinator of group %q for %s, longer than session.timeout.ms (%s)%s",
-			m.w.cfg.Cluster, silent.Round(time.Millisecond), gs.SessionTimeout, cause)}
-	}
-	if !gs.Joined || gs.Rebalancing {
-		return control.Standing{Pending: fmt.Sprintf("rebalancing: waiting for an assignment in group %q%s", m.w.cfg.Cluster, cause)}
+	if unhealthy, pending := m.member.Standing().Problem(time.Now()); unhealthy != "" || pending != "" {
+		return control.Standing{Unhealthy: unhealthy, Pending: pending}
 	}
 	m.mu.Lock()
 	want := m.current.ConfigOffset

@@ -84,7 +84,7 @@ func TestHealthFollowsTheBrokerAwayAndBack(t *testing.T) {
 	if code, status, msg := healthOf(t, base); code != 200 {
 		t.Fatalf("right after the cut: %d %s %q, want still healthy", code, status, msg)
 	}
-	msg := waitHealth("unhealthy with the broker gone", 500, "unhealthy", "Worker is unhealthy", "group coordinator", "session.timeout.ms")
+	msg := waitHealth("unhealthy with the broker gone", 500, "unhealthy", "Worker is unhealthy", `no answer from the coordinator of group "health"`, "session.timeout.ms")
 	if took := time.Since(cut); took < session-2*heartbeat {
 		t.Errorf("unhealthy %s after the cut, before the session timeout (%s) passed: %q", took, session, msg)
 	}

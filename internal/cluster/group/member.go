@@ -78,6 +78,7 @@ type Member struct {
 	rebalancing bool
 	lastContact time.Time
 	lastErr     error
+	lostAt      time.Time // when the membership was lost; zero while joined
 }
 
 // New returns a member; Run drives it.
@@ -118,6 +119,7 @@ func (m *Member) State() State {
 
 // Standing is where the member stands in its group, for a health check.
 type Standing struct {
+	Group string
 	// Joined is whether the member holds an assignment of the current
 	// generation.
 	Joined bool
@@ -131,6 +133,9 @@ type Standing struct {
 	// Err is the latest failed exchange with the coordinator since then,
 	// nil when the latest exchange worked.
 	Err error
+	// LostAt is when the member lost its membership, if it has not joined
+	// again since; zero otherwise.
+	LostAt time.Time
 	// SessionTimeout is the member's session.timeout.ms: a coordinator
 	// silent for longer has dropped the member, whatever it believes.
 	SessionTimeout time.Duration
@@ -140,8 +145,34 @@ type Standing struct {
 func (m *Member) Standing() Standing {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Standing{Joined: m.joined, Rebalancing: m.rebalancing, LastContact: m.lastContact, Err: m.lastErr,
-		SessionTimeout: m.cfg.SessionTimeout}
+	return Standing{Group: m.cfg.Group, Joined: m.joined, Rebalancing: m.rebalancing, LastContact: m.lastContact,
+		Err: m.lastErr, LostAt: m.lostAt, SessionTimeout: m.cfg.SessionTimeout}
+}
+
+// Problem says why a member is not a settled part of its group at now, in
+// words for an operator. unhealthy is a problem that has lasted longer than
+// the session timeout: the broker silent, or the membership lost and not
+// regained (the group has moved the member's work away meanwhile). pending
+// is one expected to pass: the member has not reached the coordinator yet,
+// or is between assignments. Both are empty for a settled member.
+func (s Standing) Problem(now time.Time) (unhealthy, pending string) {
+	cause := ""
+	if s.Err != nil {
+		cause = ": " + s.Err.Error()
+	}
+	switch {
+	case s.LastContact.IsZero():
+		return "", fmt.Sprintf("joining group %q%s", s.Group, cause)
+	case now.Sub(s.LastContact) > s.SessionTimeout:
+		return fmt.Sprintf("no answer from the coordinator of group %q for %s, longer than session.timeout.ms (%s)%s",
+			s.Group, now.Sub(s.LastContact).Round(time.Millisecond), s.SessionTimeout, cause), ""
+	case !s.Joined && !s.LostAt.IsZero() && now.Sub(s.LostAt) > s.SessionTimeout:
+		return fmt.Sprintf("out of group %q for %s, longer than session.timeout.ms (%s)%s",
+			s.Group, now.Sub(s.LostAt).Round(time.Millisecond), s.SessionTimeout, cause), ""
+	case !s.Joined || s.Rebalancing:
+		return "", fmt.Sprintf("rebalancing: waiting for an assignment in group %q%s", s.Group, cause)
+	}
+	return "", ""
 }
 
 // contacted records an answer of the coordinator.
@@ -209,6 +240,9 @@ func (m *Member) lose(ctx context.Context, why error) {
 	m.log.Warn().Err(why).Msg("lost group membership: stopping all connectors and tasks before rejoining")
 	m.mu.Lock()
 	m.joined = false
+	if m.lostAt.IsZero() {
+		m.lostAt = time.Now()
+	}
 	m.assignment = Assignment{}
 	if errors.Is(why, kerr.UnknownMemberID) || errors.Is(why, kerr.FencedInstanceID) {
 		m.memberID = ""
@@ -336,6 +370,7 @@ func (m *Member) round(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.generation, m.assignment, m.joined = join.Generation, a, true
+	m.lostAt = time.Time{}
 	m.mu.Unlock()
 	m.log.Info().Int32("generation", join.Generation).Bool("leader", a.Leader == join.MemberID).
 		Str("leader_worker", a.LeaderWorker).Int("connectors", len(a.Connectors)).Int("tasks", len(a.Tasks)).

@@ -2,14 +2,20 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/cluster/assign"
@@ -238,4 +244,92 @@ func TestStandingShowsARebalance(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Problem tells a settled member from one that is joining or rebalancing
+// (pending) and from one whose broker or membership has been gone for
+// longer than the session timeout (unhealthy), and says why.
+func TestStandingProblem(t *testing.T) {
+	now := time.Now()
+	const session = 10 * time.Second
+	refused := errors.New("join group: COORDINATOR_NOT_AVAILABLE")
+	for _, c := range []struct {
+		name                     string
+		st                       Standing
+		unhealthyHas, pendingHas string
+	}{
+		{name: "settled", st: Standing{Joined: true, LastContact: now.Add(-time.Second)}},
+		{name: "never reached the coordinator", st: Standing{Err: refused},
+			pendingHas: `joining group "g": join group: COORDINATOR_NOT_AVAILABLE`},
+		{name: "rebalancing", st: Standing{Joined: true, Rebalancing: true, LastContact: now},
+			pendingHas: "rebalancing"},
+		{name: "rejoining within the session timeout", st: Standing{LastContact: now, LostAt: now.Add(-session / 2)},
+			pendingHas: "rebalancing"},
+		{name: "broker silent past the session timeout", st: Standing{Joined: true, LastContact: now.Add(-session - time.Second), Err: refused},
+			unhealthyHas: `no answer from the coordinator of group "g" for 11s, longer than session.timeout.ms (10s): join group: COORDINATOR_NOT_AVAILABLE`},
+		{name: "out of the group past the session timeout", st: Standing{LastContact: now, LostAt: now.Add(-session - 2*time.Second), Err: refused},
+			unhealthyHas: `out of group "g" for 12s, longer than session.timeout.ms (10s)`},
+	} {
+		c.st.Group, c.st.SessionTimeout = "g", session
+		unhealthy, pending := c.st.Problem(now)
+		if (c.unhealthyHas == "") != (unhealthy == "") || !strings.Contains(unhealthy, c.unhealthyHas) {
+			t.Errorf("%s: unhealthy %q, want it to have %q", c.name, unhealthy, c.unhealthyHas)
+		}
+		if (c.pendingHas == "") != (pending == "") || !strings.Contains(pending, c.pendingHas) {
+			t.Errorf("%s: pending %q, want it to have %q", c.name, pending, c.pendingHas)
+		}
+	}
+}
+
+// A member put out of its group and refused back in is unhealthy once the
+// session timeout has passed, though the broker answers it, and settled
+// again once it is let back in.
+func TestStandingOutOfTheGroupTooLong(t *testing.T) {
+	c, broker := kafkatest.NewCluster(t, kfake.BrokerConfigs(map[string]string{"group.min.session.timeout.ms": "1000"}))
+	var refuse atomic.Bool
+	c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !refuse.Load() {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.Version = req.GetVersion()
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil, true
+	})
+	const session = time.Second
+	m := New(Config{Group: "g", WorkerID: "a", URL: "http://a", Client: kafkatest.NewClient(t, broker),
+		SessionTimeout: session, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 5 * time.Second,
+		Log: zerolog.Nop()}, &fakeWorker{work: tasksOf(2)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	settled := func() error {
+		if unhealthy, pending := m.Standing().Problem(time.Now()); unhealthy != "" || pending != "" {
+			return fmt.Errorf("unhealthy %q, pending %q", unhealthy, pending)
+		}
+		return nil
+	}
+	testutil.Eventually(t, 30*time.Second, "settled", settled)
+
+	refuse.Store(true)
+	kicked := time.Now()
+	lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer lcancel()
+	if err := LeaveByInstance(lctx, kafkatest.NewClient(t, broker), "g", "a"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, "unhealthy out of the group", func() error {
+		unhealthy, _ := m.Standing().Problem(time.Now())
+		if !strings.Contains(unhealthy, `out of group "g"`) || !strings.Contains(unhealthy, "GROUP_AUTHORIZATION_FAILED") {
+			return fmt.Errorf("unhealthy %q", unhealthy)
+		}
+		return nil
+	})
+	if took := time.Since(kicked); took < session {
+		t.Errorf("unhealthy %s after losing the membership, before the session timeout (%s)", took, session)
+	}
+	refuse.Store(false)
+	testutil.Eventually(t, 30*time.Second, "settled again", settled)
 }
