@@ -226,13 +226,20 @@ func (m *membership) Leader() (self bool, leader control.LeaderWrites) {
 }
 
 // standing is where this worker stands in its cluster, for GET /health:
-// its group membership (group.Standing.Problem: unhealthy once the broker
+// pending while it connects to Kafka and reads its state topics, then its
+// group membership (group.Standing.Problem: unhealthy once the broker
 // or the membership has been lost for longer than the session timeout,
 // pending while joining or rebalancing), then pending while it has not
 // read the config topic up to the offset its assignment was computed at.
 func (m *membership) standing() control.Standing {
-	if m.member == nil {
-		return control.Standing{Pending: "connecting to Kafka"}
+	select {
+	case <-m.w.connected:
+	default:
+		why := "connecting to Kafka and reading the config, offset and status topics"
+		if u, _ := m.w.unreachable.Load().(string); u != "" {
+			why += ": Kafka is unreachable: " + u
+		}
+		return control.Standing{Pending: why}
 	}
 	if unhealthy, pending := m.member.Standing().Problem(time.Now()); unhealthy != "" || pending != "" {
 		return control.Standing{Unhealthy: unhealthy, Pending: pending}

@@ -268,6 +268,9 @@ type Worker struct {
 
 	ready     atomic.Bool
 	clusterID atomic.Value // string, once Kafka answered
+	// unreachable is why the start cannot reach Kafka now (a string, empty
+	// once it has), for GET /health while the worker starts.
+	unreachable atomic.Value
 	startMu   sync.Mutex
 	startErr  error
 
@@ -623,8 +626,10 @@ func (w *Worker) connect(ctx context.Context) error {
 		authErr := w.security.observe(err)
 		if err == nil {
 			w.clusterID.Store(meta.Cluster)
+			w.unreachable.Store("")
 			break
 		}
+		w.unreachable.Store(err.Error())
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -100,8 +100,9 @@ func TestWorkerAnswers503WhileKafkaIsUnreachable(t *testing.T) {
 	w := startWorker(t, "127.0.0.1:1")
 	time.Sleep(1500 * time.Millisecond)
 	code, body := get(t, "http://"+w.RESTAddr()+"/health")
-	if code != http.StatusServiceUnavailable {
-		t.Fatalf("health %d %s, want 503", code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"status":"starting"`) ||
+		!strings.Contains(body, "Kafka is unreachable") || !strings.Contains(body, "127.0.0.1:1") {
+		t.Fatalf("health %d %s, want 503 starting, saying why", code, body)
 	}
 	select {
 	case <-w.Done():
