@@ -271,8 +271,8 @@ type Worker struct {
 	// unreachable is why the start cannot reach Kafka now (a string, empty
 	// once it has), for GET /health while the worker starts.
 	unreachable atomic.Value
-	startMu   sync.Mutex
-	startErr  error
+	startMu     sync.Mutex
+	startErr    error
 
 	// connWorker is what connector validation and the runtime read of this
 	// worker's keys: the client override policy, topic.creation.enable.
