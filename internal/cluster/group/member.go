@@ -274,13 +274,11 @@ func (m *Member) round(ctx context.Context) error {
 	case <-m.rejoin:
 	default:
 	}
-	m.mu.Lock()
-	m.rebalancing = true
-	m.mu.Unlock()
 	conns, tasks := m.h.Current()
 	meta := Metadata{WorkerID: m.cfg.WorkerID, URL: m.cfg.URL, Gossip: m.cfg.Gossip, ConfigOffset: m.h.ConfigOffset(), Connectors: conns, Tasks: tasks}
 	m.mu.Lock()
 	memberID := m.memberID
+	m.rebalancing = true
 	m.mu.Unlock()
 	instance := m.cfg.WorkerID
 
