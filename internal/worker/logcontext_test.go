@@ -3,7 +3,6 @@ package worker
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,18 +21,6 @@ func logLines(b *testutil.LogBuffer) []string {
 
 // errNotYet is a condition testutil.Eventually waits for.
 var errNotYet = errors.New("not yet")
-
-func postConnector(t *testing.T, base, body string) {
-	t.Helper()
-	resp, err := http.Post(base+"/connectors", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create %s: %d", body, resp.StatusCode)
-	}
-}
 
 // Every line a connector or its tasks emit, and every line the runtime
 // writes about them, carries the connector field, and task lines the task
@@ -60,9 +47,9 @@ func TestLogLinesAboutAConnectorCarryItsFields(t *testing.T) {
 		return nil
 	})
 	dir := t.TempDir()
-	postConnector(t, base, `{"name":"waiting-source","config":{"connector.class":"FileStreamSource",
+	post(t, base+"/connectors", `{"name":"waiting-source","config":{"connector.class":"FileStreamSource",
 		"file":"`+filepath.Join(dir, "not-yet.txt")+`","topic":"lines"}}`)
-	postConnector(t, base, `{"name":"failing-sink","config":{"connector.class":"FileStreamSink",
+	post(t, base+"/connectors", `{"name":"failing-sink","config":{"connector.class":"FileStreamSink",
 		"file":"`+filepath.Join(dir, "no-such-dir", "out.txt")+`","topics":"lines"}}`)
 	testutil.Eventually(t, 30*time.Second, "the sink's task failed and the source waits", func() error {
 		var failed, waiting bool
@@ -76,11 +63,21 @@ func TestLogLinesAboutAConnectorCarryItsFields(t *testing.T) {
 		return nil
 	})
 
+	// A REST request about the task is a line about it too.
+	if code, body := get(t, base+"/connectors/failing-sink/tasks/0/status"); code != 200 {
+		t.Fatalf("task status: %d %s", code, body)
+	}
+	testutil.Eventually(t, 10*time.Second, "the request's log line", func() error {
+		if !strings.Contains(logs.String(), `"path":"/connectors/failing-sink/tasks/0/status"`) {
+			return errNotYet
+		}
+		return nil
+	})
 	if testing.Verbose() {
 		t.Log(strings.Join(logLines(&logs), "\n"))
 	}
 	names := []string{"waiting-source", "failing-sink"}
-	var fromTasks int
+	var fromTasks, requests int
 	for _, l := range logLines(&logs) {
 		var line map[string]any
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
@@ -101,9 +98,18 @@ func TestLogLinesAboutAConnectorCarryItsFields(t *testing.T) {
 				t.Errorf("a task's own line lacks connector and task: %s", l)
 			}
 		}
+		if line["message"] == "request" && line["path"] == "/connectors/failing-sink/tasks/0/status" {
+			requests++
+			if line["task"] != 0.0 {
+				t.Errorf("a request about task 0 lacks task=0: %s", l)
+			}
+		}
 		if line["message"] == "task failed" && line["task"] == nil {
 			t.Errorf("a task failure without its task: %s", l)
 		}
+	}
+	if requests != 1 {
+		t.Errorf("%d request lines for the task's status, want 1", requests)
 	}
 	if fromTasks == 0 {
 		t.Fatalf("no line from the connectors' own code:\n%s", strings.Join(logLines(&logs), "\n"))
