@@ -226,7 +226,8 @@ func (m *membership) Leader() (self bool, leader control.LeaderWrites) {
 }
 
 // standing is where this worker stands in its cluster, for GET /health:
-// pending while it connects to Kafka and reads its state topics, then its
+// pending while it connects to Kafka and reads its state topics; unhealthy
+// as soon as its group member's exchanges fail to authenticate; then its
 // group membership (group.Standing.Problem: unhealthy once the broker
 // or the membership has been lost for longer than the session timeout,
 // pending while joining or rebalancing), then pending while it has not
@@ -241,7 +242,14 @@ func (m *membership) standing() control.Standing {
 		}
 		return control.Standing{Pending: why}
 	}
-	if unhealthy, pending := m.member.Standing().Problem(time.Now()); unhealthy != "" || pending != "" {
+	gs := m.member.Standing()
+	if authErr := m.w.security.own.AuthFailure(gs.Err); authErr != nil {
+		// Credentials that stop working later (a password rotated on the
+		// broker, a user deleted) are unhealthy at once: waiting out the
+		// session timeout will not fix them.
+		return control.Standing{Unhealthy: authErr.Error()}
+	}
+	if unhealthy, pending := gs.Problem(time.Now()); unhealthy != "" || pending != "" {
 		return control.Standing{Unhealthy: unhealthy, Pending: pending}
 	}
 	m.mu.Lock()

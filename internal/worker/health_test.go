@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/tlsconf/tlstest"
 )
 
 // healthOf is GET /health's code and KIP-1017 body.
@@ -91,4 +94,76 @@ func TestHealthFollowsTheBrokerAwayAndBack(t *testing.T) {
 
 	down.Store(false)
 	waitHealth("healthy with the broker back", 200, "healthy", "ready to handle requests")
+}
+
+// Credentials that stop working after the worker started (the broker now
+// refuses them) make it unhealthy at once, saying so, without waiting out
+// the session timeout; healthy again once the broker takes them back.
+func TestHealthReportsCredentialsRefusedLater(t *testing.T) {
+	p := tlstest.New(t)
+	broker, _ := kafkatest.NewCluster(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "connect", "connect-secret"),
+		kfake.TLS(p.ServerTLS()), kfake.AllowAutoTopicCreation())
+	// refuse makes the broker refuse every SASL authentication and close
+	// the connections authenticated before, so that the clients must
+	// authenticate again.
+	var refuse atomic.Bool
+	broker.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		broker.KeepControl()
+		if !refuse.Load() {
+			return nil, nil, false
+		}
+		switch r := req.(type) {
+		case *kmsg.SASLAuthenticateRequest:
+			resp := r.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+			resp.Version = r.GetVersion()
+			resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+			msg := "the test's broker refuses user connect now"
+			resp.ErrorMessage = &msg
+			return resp, nil, true
+		case *kmsg.SASLHandshakeRequest, *kmsg.ApiVersionsRequest:
+			return nil, nil, false
+		}
+		return nil, errors.New("closed by the test to make the client authenticate again"), true
+	})
+	props := map[string]string{
+		"security.protocol": "SASL_SSL",
+		"sasl.mechanism":    "SCRAM-SHA-512",
+		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required
+			username="connect" password="connect-secret";`,
+		"ssl.truststore.location": tlstest.JKSTrustStore(t, "trust-pass", p.CA),
+		"ssl.truststore.password": "trust-pass",
+	}
+	const session = 30 * time.Second // far longer than the test waits
+	w := startWorkerWith(t, Config{
+		Cluster: "health-auth", Bootstrap: broker.ListenAddrs(), RESTAddr: "127.0.0.1:0", Props: props,
+		OffsetFlushInterval: 100 * time.Millisecond,
+		SessionTimeout:      session, HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 5 * time.Second,
+		Log: zerolog.Nop(),
+	})
+	base := "http://" + w.RESTAddr()
+	wait := func(what string, wantCode int, messageHas string) string {
+		t.Helper()
+		var msg string
+		testutil.Eventually(t, 20*time.Second, what, func() error {
+			code, _, m := healthOf(t, base)
+			msg = m
+			if code != wantCode || !strings.Contains(m, messageHas) {
+				return fmt.Errorf("%d %q", code, m)
+			}
+			return nil
+		})
+		return msg
+	}
+	wait("healthy", 200, "ready to handle requests")
+	refused := time.Now()
+	refuse.Store(true)
+	msg := wait("unhealthy, credentials refused", 500, "cannot authenticate to Kafka")
+	if took := time.Since(refused); took >= session {
+		t.Errorf("took %s, the session timeout", took)
+	}
+	if strings.Contains(msg, "connect-secret") {
+		t.Fatalf("the health message shows the password: %q", msg)
+	}
+	refuse.Store(false)
+	wait("healthy with the credentials taken back", 200, "ready to handle requests")
 }
