@@ -227,7 +227,8 @@ func (m *membership) Leader() (self bool, leader control.LeaderWrites) {
 
 // standing is where this worker stands in its cluster, for GET /health:
 // pending while it connects to Kafka and reads its state topics; unhealthy
-// as soon as its group member's exchanges fail to authenticate; then its
+// if that failed for good, or as soon as its group member's exchanges fail
+// to authenticate; then its
 // group membership (group.Standing.Problem: unhealthy once the broker
 // or the membership has been lost for longer than the session timeout,
 // pending while joining or rebalancing), then pending while it has not
@@ -241,6 +242,10 @@ func (m *membership) standing() control.Standing {
 			why += ": Kafka is unreachable: " + u
 		}
 		return control.Standing{Pending: why}
+	}
+	if err := m.w.Err(); err != nil {
+		// The start failed for good: no member runs, none will.
+		return control.Standing{Unhealthy: "the worker could not start: " + err.Error()}
 	}
 	gs := m.member.Standing()
 	if authErr := m.w.security.own.AuthFailure(gs.Err); authErr != nil {

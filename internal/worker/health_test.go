@@ -167,3 +167,31 @@ func TestHealthReportsCredentialsRefusedLater(t *testing.T) {
 	refuse.Store(false)
 	wait("healthy with the credentials taken back", 200, "ready to handle requests")
 }
+
+// A worker whose start failed for good (internal topics the broker cannot
+// create) answers 500 with the reason, not 503 as if it were still
+// starting.
+func TestHealthOfAWorkerThatCouldNotStart(t *testing.T) {
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	w := startWorkerWith(t, Config{
+		Cluster: "health-nostart", Bootstrap: broker.ListenAddrs(), RESTAddr: "127.0.0.1:0",
+		ReplicationFactor: 3, // one broker
+		Log:               zerolog.Nop(),
+	})
+	select {
+	case <-w.Done():
+	case <-time.After(90 * time.Second):
+		t.Fatal("the start did not fail")
+	}
+	if w.Err() == nil {
+		t.Fatal("Done closed without a start error")
+	}
+	code, status, msg := healthOf(t, "http://"+w.RESTAddr())
+	if code != 500 || status != "unhealthy" || !strings.Contains(msg, "the worker could not start: internal topics") {
+		t.Fatalf("%d %s %q, want 500 unhealthy with the start error", code, status, msg)
+	}
+}

@@ -74,7 +74,7 @@ type Member struct {
 	generation int32
 	assignment Assignment
 	joined     bool
-	// standing is what GET /health reports of the membership (Standing).
+	// What Standing reports, for the worker's GET /health.
 	rebalancing bool
 	lastContact time.Time
 	lastErr     error
