@@ -14,9 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/internal/kafkatest"
 	"github.com/sluice-io/sluice/internal/testutil"
-	"github.com/sluice-io/sluice/internal/tlsconf/tlstest"
 )
 
 // healthOf is GET /health's code and KIP-1017 body.
@@ -100,9 +98,7 @@ func TestHealthFollowsTheBrokerAwayAndBack(t *testing.T) {
 // refuses them) make it unhealthy at once, saying so, without waiting out
 // the session timeout; healthy again once the broker takes them back.
 func TestHealthReportsCredentialsRefusedLater(t *testing.T) {
-	p := tlstest.New(t)
-	broker, _ := kafkatest.NewCluster(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "connect", "connect-secret"),
-		kfake.TLS(p.ServerTLS()), kfake.AllowAutoTopicCreation())
+	broker, props := saslSSLCluster(t, "connect-secret")
 	// refuse makes the broker refuse every SASL authentication and close
 	// the connections authenticated before, so that the clients must
 	// authenticate again.
@@ -125,14 +121,6 @@ func TestHealthReportsCredentialsRefusedLater(t *testing.T) {
 		}
 		return nil, errors.New("closed by the test to make the client authenticate again"), true
 	})
-	props := map[string]string{
-		"security.protocol": "SASL_SSL",
-		"sasl.mechanism":    "SCRAM-SHA-512",
-		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required
-			username="connect" password="connect-secret";`,
-		"ssl.truststore.location": tlstest.JKSTrustStore(t, "trust-pass", p.CA),
-		"ssl.truststore.password": "trust-pass",
-	}
 	const session = 30 * time.Second // far longer than the test waits
 	w := startWorkerWith(t, Config{
 		Cluster: "health-auth", Bootstrap: broker.ListenAddrs(), RESTAddr: "127.0.0.1:0", Props: props,

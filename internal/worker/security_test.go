@@ -22,10 +22,17 @@ import (
 // (user connect, password connect-secret), and the worker keys that reach
 // it with the truststore as JKS.
 func saslSSLBroker(t *testing.T, password string) (bootstrap string, props map[string]string) {
+	c, props := saslSSLCluster(t, password)
+	return c.ListenAddrs()[0], props
+}
+
+// saslSSLCluster is saslSSLBroker with the broker itself, for tests that
+// make it misbehave.
+func saslSSLCluster(t *testing.T, password string) (*kfake.Cluster, map[string]string) {
 	p := tlstest.New(t)
 	c, _ := kafkatest.NewCluster(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "connect", "connect-secret"),
 		kfake.TLS(p.ServerTLS()), kfake.AllowAutoTopicCreation())
-	return c.ListenAddrs()[0], map[string]string{
+	return c, map[string]string{
 		"security.protocol": "SASL_SSL",
 		"sasl.mechanism":    "SCRAM-SHA-512",
 		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required
