@@ -478,9 +478,10 @@ func (m *Member) heartbeat(ctx context.Context, lastOK *time.Time) error {
 	}
 }
 
-// keepAlive heartbeats for a generation until ctx ends. Its answers are
-// ignored: a rebalance or a lost membership shows at the next regular
-// heartbeat, once the revocation is done.
+// keepAlive heartbeats for a generation until ctx ends. Its answers count
+// as contact with the coordinator but are otherwise ignored: a rebalance or
+// a lost membership shows at the next regular heartbeat, once the
+// revocation is done.
 func (m *Member) keepAlive(ctx context.Context, generation int32, memberID string) {
 	t := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer t.Stop()
@@ -494,7 +495,11 @@ func (m *Member) keepAlive(ctx context.Context, generation int32, memberID strin
 		req := kmsg.NewPtrHeartbeatRequest()
 		req.Group, req.Generation, req.MemberID, req.InstanceID = m.cfg.Group, generation, memberID, &instance
 		hctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout/2)
-		_, _ = req.RequestWith(hctx, m.cfg.Client)
+		if _, err := req.RequestWith(hctx, m.cfg.Client); err == nil {
+			// The coordinator is there: a revocation longer than the
+			// session timeout is not a silent broker.
+			m.contacted()
+		}
 		cancel()
 	}
 }

@@ -203,10 +203,32 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 		}
 		return nil
 	})
+	// Throughout, a's standing is never unhealthy: the heartbeats that
+	// keep the membership alive count as contact with the coordinator.
+	var unhealthy atomic.Value
+	sampling, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-sampling:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if u, _ := a.m.Standing().Problem(time.Now()); u != "" {
+				unhealthy.Store(u)
+			}
+		}
+	}()
 	b := run(t, broker, "b", work)
 	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", twoEach(a, b))
+	close(sampling)
+	<-sampled
 	if _, events := a.f.snapshot(); slices.Contains(events, "lost") {
 		t.Fatalf("a lost its membership during a slow revocation: %v", events)
+	}
+	if u := unhealthy.Load(); u != nil {
+		t.Fatalf("a was unhealthy during a slow revocation: %v", u)
 	}
 }
 
