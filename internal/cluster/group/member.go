@@ -277,7 +277,7 @@ func (m *Member) round(ctx context.Context) error {
 	conns, tasks := m.h.Current()
 	meta := Metadata{WorkerID: m.cfg.WorkerID, URL: m.cfg.URL, Gossip: m.cfg.Gossip, ConfigOffset: m.h.ConfigOffset(), Connectors: conns, Tasks: tasks}
 	m.mu.Lock()
-	memberID := m.memberID
+	memberID, lastGeneration := m.memberID, m.generation
 	m.rebalancing = true
 	m.mu.Unlock()
 	instance := m.cfg.WorkerID
@@ -295,7 +295,9 @@ func (m *Member) round(ctx context.Context) error {
 		p.Name, p.Metadata = protocolName, encode(meta)
 		req.Protocols = append(req.Protocols, p)
 		jctx, cancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout+5*time.Second)
-		resp, err := req.RequestWith(jctx, m.cfg.Client)
+		var resp *kmsg.JoinGroupResponse
+		var err error
+		m.heartbeatDuring(ctx, lastGeneration, memberID, func() { resp, err = req.RequestWith(jctx, m.cfg.Client) })
 		cancel()
 		if err != nil {
 			return fmt.Errorf("join group: %w", err)
@@ -332,7 +334,9 @@ func (m *Member) round(ctx context.Context) error {
 	sreq.ProtocolType, sreq.Protocol = &pt, &pn
 	sreq.GroupAssignment = groupAssignment
 	sctx, cancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout+5*time.Second)
-	sresp, err := sreq.RequestWith(sctx, m.cfg.Client)
+	var sresp *kmsg.SyncGroupResponse
+	var err error
+	m.heartbeatDuring(ctx, join.Generation, join.MemberID, func() { sresp, err = sreq.RequestWith(sctx, m.cfg.Client) })
 	cancel()
 	if err != nil {
 		return fmt.Errorf("sync group: %w", err)
@@ -476,6 +480,29 @@ func (m *Member) heartbeat(ctx context.Context, lastOK *time.Time) error {
 		}
 		*lastOK = time.Now()
 	}
+}
+
+// heartbeatDuring runs request, a JoinGroup or SyncGroup that the
+// coordinator may hold until every member has joined (up to the rebalance
+// timeout), and heartbeats meanwhile as Kafka's own clients do: the
+// answers (REBALANCE_IN_PROGRESS) show the coordinator is there, so a
+// member waiting for a slow one is not taken for one whose broker is gone.
+// The heartbeats name generation: the last one while joining, the new one
+// while syncing. A member without an id yet has nothing to heartbeat with.
+func (m *Member) heartbeatDuring(ctx context.Context, generation int32, memberID string, request func()) {
+	if memberID == "" {
+		request()
+		return
+	}
+	hctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.keepAlive(hctx, generation, memberID)
+	}()
+	request()
+	stop()
+	<-done
 }
 
 // keepAlive heartbeats for a generation until ctx ends. Its answers count

@@ -90,10 +90,17 @@ type running struct {
 
 func run(t *testing.T, broker []kgo.Opt, id string, work assign.Work) *running {
 	t.Helper()
+	return runWithSession(t, broker, id, work, 6*time.Second)
+}
+
+// runWithSession is run with another session timeout (kfake refuses one
+// under its group.min.session.timeout.ms, 6 s unless the test lowers it).
+func runWithSession(t *testing.T, broker []kgo.Opt, id string, work assign.Work, session time.Duration) *running {
+	t.Helper()
 	cl := kafkatest.NewClient(t, broker)
 	f := &fakeWorker{work: work}
 	m := New(Config{Group: "g", WorkerID: id, URL: "http://" + id, Client: cl,
-		SessionTimeout: 6 * time.Second, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
+		SessionTimeout: session, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
 		Log: zerolog.Nop()}, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{m: m, f: f, cancel: cancel, done: make(chan struct{})}
@@ -203,10 +210,13 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 		}
 		return nil
 	})
-	// Throughout, a's standing is never unhealthy: the heartbeats that
-	// keep the membership alive count as contact with the coordinator.
+	// Throughout, neither standing is unhealthy: the heartbeats that keep
+	// a's membership alive while it revokes, and b's while its JoinGroup
+	// waits for a, count as contact with the coordinator.
 	var unhealthy atomic.Value
 	sampling, sampled := make(chan struct{}), make(chan struct{})
+	var b *running
+	var bMu sync.Mutex
 	go func() {
 		defer close(sampled)
 		for {
@@ -215,12 +225,22 @@ func TestSlowRevocationKeepsTheMembership(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			if u, _ := a.m.Standing().Problem(time.Now()); u != "" {
-				unhealthy.Store(u)
+			members := map[string]*Member{"a": a.m}
+			bMu.Lock()
+			if b != nil {
+				members["b"] = b.m
+			}
+			bMu.Unlock()
+			for id, m := range members {
+				if u, _ := m.Standing().Problem(time.Now()); u != "" {
+					unhealthy.Store(id + ": " + u)
+				}
 			}
 		}
 	}()
-	b := run(t, broker, "b", work)
+	bMu.Lock()
+	b = run(t, broker, "b", work)
+	bMu.Unlock()
 	testutil.Eventually(t, 30*time.Second, "2-2 after a slow revocation", twoEach(a, b))
 	close(sampling)
 	<-sampled
@@ -354,4 +374,48 @@ func TestStandingOutOfTheGroupTooLong(t *testing.T) {
 	}
 	refuse.Store(false)
 	testutil.Eventually(t, 30*time.Second, "settled again", settled)
+}
+
+// A member whose JoinGroup the coordinator holds for longer than the session
+// timeout, waiting for another member that is still revoking, is not
+// unhealthy: it heartbeats while it waits, and the answers are contact.
+func TestStandingWhileJoinWaitsForASlowMember(t *testing.T) {
+	_, broker := kafkatest.NewCluster(t, kfake.BrokerConfigs(map[string]string{"group.min.session.timeout.ms": "1000"}))
+	const session = 2 * time.Second
+	work := tasksOf(4)
+	a := runWithSession(t, broker, "a", work, session)
+	testutil.Eventually(t, 30*time.Second, "a runs all 4", func() error {
+		if tasks, _ := a.f.snapshot(); len(tasks) != 4 {
+			return fmt.Errorf("%d tasks", len(tasks))
+		}
+		return nil
+	})
+	a.f.mu.Lock()
+	a.f.revokeTakes = 3 * session
+	a.f.mu.Unlock()
+	b := runWithSession(t, broker, "b", work, session)
+	testutil.Eventually(t, 30*time.Second, "a revoking for b", func() error {
+		if !a.m.Standing().Rebalancing || !b.m.Standing().Joined {
+			return fmt.Errorf("a %+v, b %+v", a.m.Standing(), b.m.Standing())
+		}
+		return nil
+	})
+	// c's arrival starts a round that b joins at once and a only once it
+	// has revoked: b's JoinGroup waits for a.
+	c := runWithSession(t, broker, "c", work, session)
+	deadline := time.Now().Add(4 * session)
+	var sawBWaiting bool
+	for time.Now().Before(deadline) {
+		for id, m := range map[string]*Member{"a": a.m, "b": b.m, "c": c.m} {
+			st := m.Standing()
+			if u, _ := st.Problem(time.Now()); u != "" {
+				t.Fatalf("%s unhealthy while a round waits for a slow member: %s", id, u)
+			}
+			sawBWaiting = sawBWaiting || id == "b" && st.Rebalancing
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !sawBWaiting {
+		t.Fatal("b never waited in a round: the test did not make the case it is about")
+	}
 }
