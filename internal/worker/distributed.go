@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/ui"
 )
 
 // membership is the worker as its group member sees it (group.Handler), and
@@ -241,6 +242,34 @@ func (m *membership) info() *controlpb.WorkerInfo {
 	return wi
 }
 
+// rates answers a TaskRatesRequest: the throughput of this worker's tasks.
+func (m *membership) rates() *controlpb.TaskRates {
+	tr := &controlpb.TaskRates{WorkerId: m.w.cfg.WorkerID}
+	if m.w.taskRates != nil {
+		tr.Rates = m.w.taskRates()
+	}
+	return tr
+}
+
+// clusterView builds the dashboard's view of the whole cluster on this
+// worker: the members and their rates through the actor cluster, the
+// statuses from this worker's control plane.
+func (m *membership) clusterView(ctx context.Context) (ui.View, error) {
+	select {
+	case <-m.w.connected: // actors is set, or will never be
+	default:
+		return ui.View{}, &control.Error{Code: http.StatusServiceUnavailable,
+			Message: "the worker is starting: it has not joined the actor cluster yet"}
+	}
+	if m.w.actors == nil {
+		return ui.View{}, &control.Error{Code: http.StatusServiceUnavailable,
+			Message: "the worker could not join the actor cluster"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return ui.Build(ctx, m.w.cfg.WorkerID, m.w.actors, m.w.api)
+}
+
 type workerJSON struct {
 	WorkerID   string              `json:"worker_id"`
 	URL        string              `json:"url"`
@@ -294,10 +323,16 @@ func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(rw).Encode(body)
 }
 
-// handler is the REST API plus GET /workers, Sluice's extension.
+// handler is the REST API plus Sluice's extensions: GET /workers and,
+// unless turned off, the dashboard (/ui).
 func (m *membership) handler(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /workers", m.serveWorkers)
+	if !m.w.cfg.DisableUI {
+		dashboard := ui.Handler(m.clusterView)
+		mux.Handle("/ui", dashboard)
+		mux.Handle("/ui/", dashboard)
+	}
 	mux.Handle("/", api)
 	return mux
 }
@@ -358,6 +393,13 @@ func (m *membership) adminServer() *admin.Server {
 	return &admin.Server{
 		C: m.w.api, WorkerID: m.w.cfg.WorkerID,
 		Workers: m.workersBody,
+		ClusterView: func(ctx context.Context) (any, error) {
+			if m.w.cfg.DisableUI {
+				return nil, &control.Error{Code: http.StatusNotFound,
+					Message: "the dashboard's cluster view is turned off on worker " + m.w.cfg.WorkerID + " (--ui=false)"}
+			}
+			return m.clusterView(ctx)
+		},
 		// The admin CLI's requests are authenticated as REST's are.
 		Auth: m.w.auth, Log: m.w.cfg.logger(loglevel.REST),
 		RestartLocal: func(connector string, task int) bool {

@@ -31,6 +31,7 @@ import (
 	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
+	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/offsets"
@@ -56,6 +57,9 @@ type Config struct {
 	// answered 413. Zero takes 1 MiB (rest.MaxBodyBytes). Connect has no
 	// such key: this is the --rest-max-body-bytes flag.
 	RESTMaxBodyBytes int64
+	// DisableUI turns the dashboard (GET /ui, GET /ui/state) off: both
+	// answer 404 as any unknown path.
+	DisableUI bool
 	// RESTAdvertisedHost and RESTAdvertisedPort are what this worker gives
 	// out to the others as its REST URL (in the group's metadata, in
 	// gossip, in GET /workers) and, by default, its id, as Connect's
@@ -291,6 +295,9 @@ type Worker struct {
 	statuses          *state.StatusLog
 	offsets           *offsets.SourceStore
 	runtime           *actors.Runtime
+	// taskRates measures this worker's tasks for the cluster view (the
+	// dashboard, `sluice top`); nil reports none.
+	taskRates func() []*controlpb.TaskRate
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node
@@ -680,7 +687,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	host, _, _ := net.SplitHostPort(w.gossip.Addr())
 	if w.actors, err = actorcluster.Start(actorcluster.Config{
 		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip, TLS: cfg.ClusterTLS,
-		Info: w.members.info, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
+		Info: w.members.info, Rates: w.members.rates, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
 	}); err != nil {
 		return err
 	}
