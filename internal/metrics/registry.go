@@ -7,10 +7,16 @@ package metrics
 
 import (
 	"cmp"
+	"net/http"
+
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // TaskRate is one running task of this worker, as the dashboard and `sluice top` show it.
@@ -36,6 +42,15 @@ type Registry struct {
 	mu       sync.Mutex
 	tasks    map[taskKey]*Task
 	restarts map[taskKey]int64 // supervisor restarts, kept across task instances
+	// connectorRestarts are the supervisor's restarts of connector instances.
+	connectorRestarts map[string]int64
+	mailboxes         map[string]Mailbox
+
+	prom *prometheus.Registry
+
+	// Connector and task actors alive on this worker, from their first
+	// start to their final stop (restarts included).
+	connectorsRunning, tasksRunning atomic.Int64
 
 	connectorStarts, connectorStartsOK, connectorStartsFailed atomic.Int64
 	taskStarts, taskStartsOK, taskStartsFailed                atomic.Int64
@@ -43,6 +58,7 @@ type Registry struct {
 	rebalancing        atomic.Bool
 	rebalanceStarted   atomic.Int64 // unix nanos of the current rebalance's start
 	rebalances         atomic.Int64 // completed
+	timedRebalances    atomic.Int64 // completed ones whose start was seen
 	rebalanceNanos     atomic.Int64 // total time of the completed ones
 	rebalanceMaxNanos  atomic.Int64
 	lastRebalanceEnded atomic.Int64 // unix nanos; 0: none yet
@@ -80,11 +96,54 @@ type TaskStatus struct {
 	WorkerID string
 }
 
-// NewRegistry makes an empty registry.
+// Mailbox is what the registry reads of an actor's mailbox.
+type Mailbox interface{ UserMessageCount() int }
+
+// NewRegistry makes an empty registry, with the Go runtime and process
+// collectors beside the worker's own.
 func NewRegistry() *Registry {
-	r := &Registry{now: time.Now, tasks: map[taskKey]*Task{}, restarts: map[taskKey]int64{}}
+	r := &Registry{
+		now: time.Now, tasks: map[taskKey]*Task{}, restarts: map[taskKey]int64{},
+		connectorRestarts: map[string]int64{}, mailboxes: map[string]Mailbox{},
+		prom: prometheus.NewRegistry(),
+	}
 	r.lastFailoverNanos.Store(-1)
+	r.prom.MustRegister(collector{r}, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
+}
+
+// Handler serves the registry's metrics: Prometheus text, or OpenMetrics
+// when the scraper asks for it (Accept).
+func (r *Registry) Handler() http.Handler {
+	return promhttp.HandlerFor(r.prom, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// Gatherer is the registry for tests and embedding programs that gather
+// directly.
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.prom }
+
+// WatchMailbox reports the depth of an actor's mailbox under name until
+// ForgetMailbox; a newer mailbox under the same name replaces it.
+func (r *Registry) WatchMailbox(name string, mb Mailbox) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.mailboxes[name] = mb
+	r.mu.Unlock()
+}
+
+// ForgetMailbox stops reporting a mailbox, unless a newer one replaced it.
+func (r *Registry) ForgetMailbox(name string, mb Mailbox) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.mailboxes[name] == mb {
+		delete(r.mailboxes, name)
+	}
+	r.mu.Unlock()
 }
 
 // SetView tells the registry where the worker's statuses and gossip come from.
@@ -135,30 +194,65 @@ func (r *Registry) TaskRestarted(connector string, task int) {
 	r.mu.Unlock()
 }
 
-// ConnectorStartup records one connector start attempt and its outcome.
-func (r *Registry) ConnectorStartup(ok bool) {
+// What a startup or a restart is of.
+const (
+	Connector = "connector"
+	TaskKind  = "task"
+)
+
+// StartupAttempt records that a connector or task (what) starts.
+func (r *Registry) StartupAttempt(what string) {
 	if r == nil {
 		return
 	}
-	r.connectorStarts.Add(1)
-	if ok {
-		r.connectorStartsOK.Add(1)
+	if what == Connector {
+		r.connectorStarts.Add(1)
 	} else {
-		r.connectorStartsFailed.Add(1)
+		r.taskStarts.Add(1)
 	}
 }
 
-// TaskStartup records one task start attempt and its outcome.
-func (r *Registry) TaskStartup(ok bool) {
+// StartupResult records how a connector's or task's start ended: ok once
+// it opened, not ok when it failed before. A start stopped before either
+// counts as an attempt only, as in Connect.
+func (r *Registry) StartupResult(what string, ok bool) {
 	if r == nil {
 		return
 	}
-	r.taskStarts.Add(1)
-	if ok {
+	switch {
+	case what == Connector && ok:
+		r.connectorStartsOK.Add(1)
+	case what == Connector:
+		r.connectorStartsFailed.Add(1)
+	case ok:
 		r.taskStartsOK.Add(1)
-	} else {
+	default:
 		r.taskStartsFailed.Add(1)
 	}
+}
+
+// Running records that a connector or task actor (what) came to this worker
+// (+1) or left it (-1).
+func (r *Registry) Running(what string, delta int64) {
+	if r == nil {
+		return
+	}
+	if what == Connector {
+		r.connectorsRunning.Add(delta)
+	} else {
+		r.tasksRunning.Add(delta)
+	}
+}
+
+// ConnectorRestarted records that the supervisor restarted a connector
+// instance after it failed or panicked.
+func (r *Registry) ConnectorRestarted(connector string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.connectorRestarts[connector]++
+	r.mu.Unlock()
 }
 
 // RebalanceStarted records that the worker's group began a rebalance.
@@ -181,6 +275,7 @@ func (r *Registry) RebalanceCompleted(epoch int64) {
 	r.epoch.Store(epoch)
 	if r.rebalancing.CompareAndSwap(true, false) {
 		d := now - r.rebalanceStarted.Load()
+		r.timedRebalances.Add(1)
 		r.rebalanceNanos.Add(d)
 		storeMax(&r.rebalanceMaxNanos, d)
 	}

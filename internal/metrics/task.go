@@ -31,6 +31,7 @@ type Task struct {
 	// Batches: poll batches (source) or put batches (sink), with their total
 	// size and total duration.
 	batches, batchRecords, batchNanos atomic.Int64
+	batchMax, batchMaxNanos           atomic.Int64
 	// Offset commits: attempts, successes, total and maximum duration.
 	commits, commitsOK, commitNanos, commitMaxNanos atomic.Int64
 	// Sink offset commits that completed (Connect's offset-commit-completion).
@@ -38,6 +39,7 @@ type Task struct {
 	// Error handling (Connect's task-error-metrics).
 	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
 	dlqRequests, dlqFailures, retries                          atomic.Int64
+	lastErrorMillis                                            atomic.Int64
 	// Running and paused time: the state and since when, plus the time
 	// spent in each state before.
 	paused                    atomic.Bool
@@ -119,6 +121,8 @@ func (t *Task) batch(n int, d time.Duration) {
 	t.batches.Add(1)
 	t.batchRecords.Add(int64(n))
 	t.batchNanos.Add(int64(d))
+	storeMax(&t.batchMax, int64(n))
+	storeMax(&t.batchMaxNanos, int64(d))
 }
 
 // OffsetCommit records one offset commit that took d and succeeded or not.
@@ -146,6 +150,7 @@ func (t *Task) RecordError(failure bool) {
 		return
 	}
 	t.recordErrors.Add(1)
+	t.lastErrorMillis.Store(time.Now().UnixMilli())
 	if failure {
 		t.recordFailures.Add(1)
 	}
@@ -283,6 +288,14 @@ func (t *Task) partitionLags() map[Partition]int64 {
 		}
 	}
 	return out
+}
+
+// partitionCount is the number of partitions the task consumes.
+func (t *Task) partitionCount() int {
+	if l := t.lagsCopy.Load(); l != nil {
+		return len(*l)
+	}
+	return 0
 }
 
 // maxLag is the largest lag over the task's partitions (0 with none).
