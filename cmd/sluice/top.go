@@ -18,7 +18,7 @@ import (
 const topHelp = `
 sluice top shows every task of the cluster with its state, the worker that runs
 it, its records per second (a source's polled records, a sink's records put)
-and a sink's consumer lag, refreshed every --interval until interrupted. On a
+and a sink's consumer lag (the most over its partitions; "-" for a source), refreshed every --interval until interrupted. On a
 terminal the screen is cleared and redrawn; otherwise each refresh follows the
 last, under a line with its time.
 
@@ -149,7 +149,10 @@ func printTop(w io.Writer, v ui.View) error {
 		t := r.task
 		rate, lag, total := "-", "-", "-"
 		if t.Measured {
-			rate, lag, total = fmt.Sprintf("%.1f", t.RecordsPerSec), fmt.Sprint(t.Lag), fmt.Sprint(t.Total)
+			rate, total = fmt.Sprintf("%.1f", t.RecordsPerSec), fmt.Sprint(t.Total)
+		}
+		if t.Measured && t.Lag >= 0 { // a source has no lag (-1)
+			lag = fmt.Sprint(t.Lag)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.connector, t.ID, t.State, dash(t.WorkerID), rate, lag, total)
 	}

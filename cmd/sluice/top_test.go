@@ -13,7 +13,7 @@ func TestPrintTopShowsTasksBusiestFirst(t *testing.T) {
 	v := ui.View{Worker: "w1", Time: time.Now(),
 		Workers: []ui.Worker{{ID: "w1", Leader: true, Alive: true}, {ID: "w2", Alive: true}, {ID: "w3"}},
 		Connectors: []ui.Connector{
-			{Name: "slow", Tasks: []ui.Task{{ID: 0, State: "RUNNING", WorkerID: "w1", Measured: true, RecordsPerSec: 1.25, Total: 10}}},
+			{Name: "slow", Tasks: []ui.Task{{ID: 0, State: "RUNNING", WorkerID: "w1", Measured: true, RecordsPerSec: 1.25, Total: 10, Lag: -1}}},
 			{Name: "fast", Tasks: []ui.Task{
 				{ID: 0, State: "RUNNING", WorkerID: "w2", Measured: true, RecordsPerSec: 900, Total: 5000, Lag: 17},
 				{ID: 1, State: "UNASSIGNED", WorkerID: "w3"},
@@ -31,7 +31,7 @@ func TestPrintTopShowsTasksBusiestFirst(t *testing.T) {
 	want := [][]string{
 		{"CONNECTOR", "TASK", "STATE", "WORKER", "REC/S", "LAG", "TOTAL"},
 		{"fast", "0", "RUNNING", "w2", "900.0", "17", "5000"},
-		{"slow", "0", "RUNNING", "w1", "1.2", "0", "10"},
+		{"slow", "0", "RUNNING", "w1", "1.2", "-", "10"},
 		{"fast", "1", "UNASSIGNED", "w3", "-", "-", "-"},
 	}
 	if len(lines) != 1+len(want) {

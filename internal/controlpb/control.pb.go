@@ -247,7 +247,8 @@ type TaskRate struct {
 	Kind          string  `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
 	RecordsPerSec float64 `protobuf:"fixed64,4,opt,name=records_per_sec,json=recordsPerSec,proto3" json:"records_per_sec,omitempty"`
 	Total         int64   `protobuf:"varint,5,opt,name=total,proto3" json:"total,omitempty"`
-	// lag is a sink task's consumer lag in records (0 for a source).
+	// lag is a sink task's consumer lag in records, the most over its
+	// partitions; -1 for a source, which has none.
 	Lag           int64 `protobuf:"varint,6,opt,name=lag,proto3" json:"lag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -60,8 +60,12 @@ type Task struct {
 	// rates; without it the numbers below are unknown, not zero.
 	Measured      bool    `json:"measured"`
 	RecordsPerSec float64 `json:"records_per_sec"`
-	Total         int64   `json:"total"`
-	Lag           int64   `json:"lag"`
+	// Total counts the records the task wrote (source) or put (sink)
+	// since it started on its worker.
+	Total int64 `json:"total"`
+	// Lag is a sink task's consumer lag in records, the most over its
+	// partitions; -1 for a source, which has none.
+	Lag int64 `json:"lag"`
 }
 
 // Members is what the actor cluster tells about its workers.

@@ -245,8 +245,12 @@ func (m *membership) info() *controlpb.WorkerInfo {
 // rates answers a TaskRatesRequest: the throughput of this worker's tasks.
 func (m *membership) rates() *controlpb.TaskRates {
 	tr := &controlpb.TaskRates{WorkerId: m.w.cfg.WorkerID}
-	if m.w.taskRates != nil {
-		tr.Rates = m.w.taskRates()
+	if m.w.taskRates == nil {
+		return tr
+	}
+	for _, r := range m.w.taskRates() {
+		tr.Rates = append(tr.Rates, &controlpb.TaskRate{Connector: r.Connector, Task: int32(r.Task), Kind: r.Kind,
+			RecordsPerSec: r.RecordsPerSec, Total: r.Total, Lag: r.Lag})
 	}
 	return tr
 }

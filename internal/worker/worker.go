@@ -31,9 +31,9 @@ import (
 	"github.com/sluice-io/sluice/internal/configprovider"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
-	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/loglevel"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
@@ -296,8 +296,9 @@ type Worker struct {
 	offsets           *offsets.SourceStore
 	runtime           *actors.Runtime
 	// taskRates measures this worker's tasks for the cluster view (the
-	// dashboard, `sluice top`); nil reports none.
-	taskRates func() []*controlpb.TaskRate
+	// dashboard, `sluice top`): the metrics registry's TaskRates. nil
+	// reports none, and the view shows those tasks unmeasured.
+	taskRates func() []metrics.TaskRate
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node

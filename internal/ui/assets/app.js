@@ -25,7 +25,7 @@ function fmtRate(t) {
   const r = t.records_per_sec;
   return r >= 100 ? Math.round(r).toLocaleString() : r.toFixed(1);
 }
-function fmtInt(t, n) { return t.measured ? n.toLocaleString() : "—"; }
+function fmtInt(t, n) { return t.measured && n >= 0 ? n.toLocaleString() : "—"; }
 
 // Connector-level actions, as Kafka Connect's REST API names them.
 const connectorActions = [
