@@ -1,0 +1,249 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browserPath finds a Chromium to drive. Without one the browser tests
+// skip, unless SLUICE_REQUIRE_BROWSER is set (CI sets it: .ci/run
+// installs Debian's chromium), where they fail instead.
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("SLUICE_REQUIRE_BROWSER") != "" {
+		t.Fatal("no Chromium found (chromium, chromium-browser, google-chrome, headless-shell) and SLUICE_REQUIRE_BROWSER is set: install it (apt-get install chromium)")
+	}
+	t.Skip("no Chromium found; install chromium to run the dashboard's browser tests (CI sets SLUICE_REQUIRE_BROWSER=1 and fails here)")
+	return ""
+}
+
+// newBrowser starts a headless Chromium with a window of width x height and
+// returns a context for chromedp, the browser stopped when the test ends.
+func newBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browserPath(t)),
+		chromedp.WindowSize(width, height),
+		// Root in CI containers: Chromium's sandbox needs user namespaces
+		// that containers often lack.
+		chromedp.NoSandbox, chromedp.DisableGPU)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first Run starts the browser; it lives as long as ctx.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return ctx
+}
+
+// card is one task card as the page shows it.
+type card struct {
+	Task   string `json:"task"`
+	Worker string `json:"worker"`
+	State  string `json:"state"`
+	Rate   string `json:"rate"`
+}
+
+const cardsJS = `Array.from(document.querySelectorAll("button.task")).map(b => ({
+  task: b.dataset.task, worker: b.dataset.worker, state: b.dataset.state,
+  rate: b.querySelector(".nums b").textContent}))`
+
+// waitCards polls the page's task cards until cond holds.
+func waitCards(t *testing.T, ctx context.Context, what string, cond func([]card) bool) []card {
+	t.Helper()
+	var cards []card
+	waitFor(t, func() {}, stateDeadline, 200*time.Millisecond, what, func() (bool, string) {
+		var err error
+		cards, err = chromedp.Run(ctx, chromedp.Evaluate[[]card](cardsJS))
+		if err != nil {
+			return false, err.Error()
+		}
+		b, _ := json.Marshal(cards)
+		return cond(cards), string(b)
+	})
+	return cards
+}
+
+// screenshot saves the full page as test/ui/<name>.png, CI's artifact.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll("ui", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("ui", name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: test/%s", path)
+}
+
+// allOn tells whether the cards are the n tasks of want, every one
+// RUNNING on a worker of workers, and the workers all used.
+func allOn(n int, workers ...string) func([]card) bool {
+	return func(cards []card) bool {
+		if len(cards) != n {
+			return false
+		}
+		used := map[string]bool{}
+		for _, c := range cards {
+			if c.State != "RUNNING" || !slices.Contains(workers, c.Worker) {
+				return false
+			}
+			used[c.Worker] = true
+		}
+		return len(used) == len(workers)
+	}
+}
+
+// TestUIShowsTheClusterAndFailover is issue 14's browser test: the
+// dashboard of a 3-worker cluster of real processes shows every task on
+// its worker, and, once a worker is killed with SIGKILL, its tasks under
+// the survivors; the page passes basic accessibility checks, its buttons
+// drive the REST API, and it is photographed at 1280 and 390 px wide.
+func TestUIShowsTheClusterAndFailover(t *testing.T) {
+	ctx := newBrowser(t, 1280, 900)
+	c, ws := startWorkers(t, "ui", 3)
+	createOn(t, ws[0].rest, "orders", map[string]string{
+		"connector.class": "Datagen", "topic": c.topic("orders"), "tasks.max": "4", "records.per.second": "50",
+	})
+	createOn(t, ws[0].rest, "clicks", map[string]string{
+		"connector.class": "Datagen", "topic": c.topic("clicks"), "tasks.max": "2", "records.per.second": "20",
+	})
+	c.placement("orders", 4, []string{"w1", "w2", "w3"}, nil)
+	c.placement("clicks", 2, []string{"w1", "w2", "w3"}, nil)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ws[0].rest+"/ui")); err != nil {
+		t.Fatal(err)
+	}
+	before := waitCards(t, ctx, "6 RUNNING task cards on w1, w2 and w3", allOn(6, "w1", "w2", "w3"))
+	columns, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("section.worker")).map(s => s.dataset.worker)`))
+	if err != nil || strings.Join(columns, ",") != "w1,w2,w3" {
+		t.Fatalf("worker columns %v (%v), want w1,w2,w3", columns, err)
+	}
+	checkAccessibility(t, ctx)
+	screenshot(t, ctx, "dashboard-1280")
+
+	// The last error trace opens on a click; a connector's Pause button
+	// pauses it through the REST API, and the cards show it.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.task[data-task="clicks/0"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#details[open]`))); err != nil {
+		t.Fatalf("opening a task's details: %v", err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#details-title`)))
+	if err != nil || title != "clicks task 0" {
+		t.Fatalf("details title %q (%v)", title, err)
+	}
+	screenshot(t, ctx, "dashboard-details-1280")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#details-actions button[aria-label="Pause connector clicks"]`)),
+		chromedp.Click(chromedp.CSS(`#details button.close`))); err != nil {
+		t.Fatalf("pausing through the page: %v", err)
+	}
+	waitCards(t, ctx, "clicks' cards PAUSED after the page's Pause", func(cards []card) bool {
+		paused := 0
+		for _, c := range cards {
+			if strings.HasPrefix(c.Task, "clicks/") && c.State == "PAUSED" {
+				paused++
+			}
+		}
+		return paused == 2
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`li[data-connector="clicks"] button[aria-label="Resume connector clicks"]`))); err != nil {
+		t.Fatalf("resuming through the page: %v", err)
+	}
+	waitCards(t, ctx, "every card RUNNING again after the page's Resume", allOn(6, "w1", "w2", "w3"))
+
+	// Kill a worker the page is not served by: its tasks move to the
+	// survivors, and the page shows them there.
+	var onW2 []string
+	for _, cd := range before {
+		if cd.Worker == "w2" {
+			onW2 = append(onW2, cd.Task)
+		}
+	}
+	c.workers["w2"].Kill9()
+	after := waitCards(t, ctx, "every task RUNNING on w1 and w3 after w2's SIGKILL", allOn(6, "w1", "w3"))
+	for _, task := range onW2 {
+		i := slices.IndexFunc(after, func(cd card) bool { return cd.Task == task })
+		if i < 0 || after[i].Worker == "w2" {
+			t.Fatalf("task %s of the killed worker is not shown under a survivor: %+v", task, after)
+		}
+	}
+	screenshot(t, ctx, "dashboard-failover-1280")
+
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	waitCards(t, ctx, "the cards at 390 px", allOn(6, "w1", "w3"))
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+	if err != nil || overflow > 0 {
+		t.Fatalf("at 390 px the page is %d px wider than the window (%v): it must not scroll sideways", overflow, err)
+	}
+	checkAccessibility(t, ctx)
+	screenshot(t, ctx, "dashboard-390")
+}
+
+// accessibilityJS checks the basics: the document's language, a name for
+// every control, and WCAG AA contrast (4.5:1) for every element's own text
+// against the first opaque background behind it.
+const accessibilityJS = `(() => {
+  const problems = [];
+  if (!document.documentElement.lang) problems.push("html has no lang");
+  for (const b of document.querySelectorAll("button, a, input, select, textarea")) {
+    if (b.closest("dialog:not([open])")) continue;
+    const name = (b.getAttribute("aria-label") || b.textContent || "").trim();
+    if (!name) problems.push("control without a name: " + b.outerHTML.slice(0, 80));
+  }
+  const rgb = s => (s.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.closest("dialog:not([open])") || el.offsetParent === null && el.tagName !== "BODY") continue;
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const fg = rgb(getComputedStyle(el).color).slice(0, 3);
+    const [l1, l2] = [lum(fg), lum(background(el))].sort((a, b) => b - a);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    if (ratio < 4.5) problems.push(ratio.toFixed(2) + ":1 contrast: " + el.tagName.toLowerCase() + "." + el.className + " " + JSON.stringify(el.textContent.trim().slice(0, 30)));
+  }
+  return problems;
+})()`
+
+func checkAccessibility(t *testing.T, ctx context.Context) {
+	t.Helper()
+	problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](accessibilityJS))
+	if err != nil {
+		t.Fatalf("accessibility check: %v", err)
+	}
+	if len(problems) > 0 {
+		t.Fatalf("accessibility basics fail:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
