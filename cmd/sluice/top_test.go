@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluice-io/sluice/internal/ui"
+	"github.com/sluice-io/sluice/internal/worker"
 )
 
 func TestPrintTopShowsTasksBusiestFirst(t *testing.T) {
@@ -50,5 +52,33 @@ func TestTopRefusesBadCounts(t *testing.T) {
 		if code := run(append([]string{"top", "--join", "127.0.0.1:1"}, args...), &stdout, &stderr); code != exitUsage {
 			t.Fatalf("top %v: exit %d (%s), want %d", args, code, stderr.String(), exitUsage)
 		}
+	}
+}
+
+// --ui=false and sluice.ui.enable=false turn the dashboard off; the flag
+// wins over the key either way; a bad value names the key.
+func TestUIFlagAndKey(t *testing.T) {
+	base := []string{"--cluster", "c", "--bootstrap", "127.0.0.1:9092"}
+	for _, tc := range []struct {
+		args []string
+		off  bool
+	}{
+		{nil, false},
+		{[]string{"--ui=false"}, true},
+		{[]string{"--prop", worker.KeyUIEnable + "=false"}, true},
+		{[]string{"--prop", worker.KeyUIEnable + "=FALSE", "--ui=true"}, false},
+		{[]string{"--prop", worker.KeyUIEnable + "=true", "--ui=false"}, true},
+	} {
+		cfg, err := resolvedWorker(t, append(slices.Clone(base), tc.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if cfg.DisableUI != tc.off {
+			t.Fatalf("%v: DisableUI %v, want %v", tc.args, cfg.DisableUI, tc.off)
+		}
+	}
+	_, err := resolvedWorker(t, append(slices.Clone(base), "--prop", worker.KeyUIEnable+"=no")...)
+	if err == nil || !strings.Contains(err.Error(), worker.KeyUIEnable) {
+		t.Fatalf("sluice.ui.enable=no: %v, want an error naming the key", err)
 	}
 }

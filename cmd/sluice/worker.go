@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -198,7 +199,6 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		RestartBackoffMax: f.backoffMax,
 		RequestTimeout:    f.requestTimeout,
 		RESTMaxBodyBytes:  f.maxBody,
-		DisableUI:         !f.ui,
 		GossipBind:        f.bind,
 		GossipAdvertise:   f.advertise,
 		Join:              connectors.SplitList(f.join),
@@ -229,6 +229,11 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 	}
 	if use("heartbeat-interval", "heartbeat.interval.ms") {
 		cfg.HeartbeatInterval = f.heartbeat
+	}
+	if set["ui"] {
+		// The flag wins over sluice.ui.enable: it replaces the key, which
+		// the worker reads (a DisableUI of false cannot say "on").
+		props[worker.KeyUIEnable] = strconv.FormatBool(f.ui)
 	}
 	return cfg, nil
 }

@@ -45,6 +45,7 @@ var mappedKeys = map[string]bool{
 	"rest.advertised.host.name": true, "rest.advertised.port": true, "rest.advertised.listener": true,
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
 	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true, KeyClusterTLSREST: true,
+	KeyUIEnable: true,
 }
 
 // restKeys are the REST API's keys the worker honours (listeners.go,
@@ -289,7 +290,7 @@ func (c *Config) applyConnectKeys() error {
 	str("status.storage.topic", &c.StatusTopic)
 	str("client.id", &c.ClientID)
 	str("rest.advertised.host.name", &c.RESTAdvertisedHost)
-	errs = append(errs, c.applyListeners(), c.applyClusterKeys())
+	errs = append(errs, c.applyListeners(), c.applyClusterKeys(), c.applyUIKey())
 	num := func(key string, bits int, min int64, set func(int64)) {
 		v := p(key)
 		if v == "" {
