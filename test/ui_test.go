@@ -3,15 +3,21 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
+	"github.com/sluice-io/sluice/internal/basicauth"
+	"github.com/sluice-io/sluice/internal/proctest"
 )
 
 // browserPath finds a Chromium to drive. Without one the browser tests
@@ -247,3 +253,85 @@ func checkAccessibility(t *testing.T, ctx context.Context) {
 	}
 }
 
+// TestUIWorksBehindBasicAuth: with the REST API behind basic
+// authentication, the page asks once (the browser's prompt, answered here
+// as a user would), and from then on its polls and its buttons go through
+// with the credentials the browser holds: a second challenge is refused,
+// and the test fails on it.
+func TestUIWorksBehindBasicAuth(t *testing.T) {
+	ctx := newBrowser(t, 1280, 900)
+	c := startCluster(t, "ui-auth")
+	dir := t.TempDir()
+	users := writeTemp(t, dir, "users.properties", "alice: s3cret-pw\n")
+	jaas := writeTemp(t, dir, "connect.jaas", "KafkaConnect {\n  "+basicauth.LoginModule+" required\n  file=\""+users+"\";\n};\n")
+	rest, bind := proctest.FreeAddr(t), proctest.FreeAddr(t)
+	w := startProc(t, "worker-a1", nil, "worker", "--cluster", c.name, "--bootstrap", c.bootstrap, "--rest-addr", rest,
+		"--worker-id", "a1", "--bind", bind,
+		"--prop", "rest.extension.classes="+basicauth.ExtensionClass, "--prop", "java.security.auth.login.config="+jaas)
+	authed := func(method, path, body string) (int, string) {
+		req, err := http.NewRequest(method, "http://"+rest+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("alice", "s3cret-pw")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := httpClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	waitFor(t, w.FailIfExited, startDeadline, 200*time.Millisecond, "a1 healthy with credentials", func() (bool, string) {
+		code, body := authed("GET", "/health", "")
+		return code == http.StatusOK, body
+	})
+	if code, body := authed("POST", "/connectors", connectorJSON(t, "gen", map[string]string{
+		"connector.class": "Datagen", "topic": c.topic("gen"), "tasks.max": "1", "records.per.second": "10"})); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, _, _ := send("GET", "http://"+rest+"/ui/state", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET /ui/state without credentials: %d, want 401 as the REST API", code)
+	}
+
+	var challenges atomic.Int32
+	go func() {
+		for ev, err := range chromedp.Events(ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		}
+	}()
+	go func() {
+		for ev, err := range chromedp.Events(ctx, fetch.AuthRequired) {
+			if err != nil {
+				return
+			}
+			answer := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+				Username: "alice", Password: "s3cret-pw"}
+			if challenges.Add(1) > 1 {
+				answer = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
+			}
+			_, _ = chromedp.Call(ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: answer})
+		}
+	}()
+	handle := true
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &handle}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+rest+"/ui")); err != nil {
+		t.Fatal(err)
+	}
+	waitCards(t, ctx, "gen's task RUNNING on a1", allOn(1, "a1"))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`li[data-connector="gen"] button[aria-label="Pause connector gen"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitCards(t, ctx, "gen's task PAUSED after the page's Pause", func(cards []card) bool {
+		return len(cards) == 1 && cards[0].State == "PAUSED"
+	})
+	if n := challenges.Load(); n != 1 {
+		t.Fatalf("the browser was challenged %d times, want once: the page's requests must reuse its credentials", n)
+	}
+}
