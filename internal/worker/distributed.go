@@ -84,7 +84,11 @@ func (m *membership) Revoke(ctx context.Context, revoked []string, tasks []conne
 	return m.w.runtime.WaitStopped(ctx, tasks)
 }
 
+// Rebalancing is told by the group member as each round starts.
+func (m *membership) Rebalancing() { m.w.metrics.RebalanceStarted() }
+
 func (m *membership) Assigned(generation int32, a group.Assignment) {
+	m.w.metrics.RebalanceCompleted(int64(generation))
 	leads := m.member.State().Leader()
 	snap := m.w.configs.Snapshot()
 	m.mu.Lock()
