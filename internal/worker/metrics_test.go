@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"maps"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/datagen"
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/metrics/metricstest"
 )
 
@@ -208,5 +211,35 @@ func TestMetricsOff(t *testing.T) {
 	}
 	if w.Metrics() != nil || w.Metrics().TaskRates() != nil {
 		t.Error("metrics off, yet a registry")
+	}
+}
+
+// /metrics is behind the REST API's basic authentication: Prometheus
+// scrapes it with the credentials of a REST user.
+func TestMetricsNeedTheRESTCredentials(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.properties")
+	if err := os.WriteFile(users, []byte("prometheus: scrape-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jaasPath := filepath.Join(dir, "connect.jaas")
+	jaasText := "KafkaConnect {\n  " + basicauth.LoginModule + " required\n  file=\"" + users + "\";\n};\n"
+	if err := os.WriteFile(jaasPath, []byte(jaasText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startWithProps(t, map[string]string{"listeners": "http://127.0.0.1:0",
+		basicauth.ExtensionsKey: basicauth.ExtensionClass, basicauth.JAASKey: jaasPath})
+	main, _ := w.ListenerURLs()
+	url := main[0] + "/metrics"
+	if code := status(t, http.DefaultClient, url); code != http.StatusUnauthorized {
+		t.Fatalf("GET /metrics without credentials: %d, want 401", code)
+	}
+	auth := http.Header{"Authorization": []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("prometheus:scrape-secret"))}}
+	got, err := metricstest.Scrape(http.DefaultClient, url, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range metricstest.Check(got, metricstest.Worker) {
+		t.Error(p)
 	}
 }
