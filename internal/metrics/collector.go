@@ -265,10 +265,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for name, n := range r.connectorRestarts {
 		ch <- prometheus.MustNewConstMetric(connectorRestartsDesc, prometheus.CounterValue, float64(n), name)
 	}
-	for name, mb := range r.mailboxes {
-		ch <- prometheus.MustNewConstMetric(mailboxDesc, prometheus.GaugeValue, float64(mb.UserMessageCount()), name)
+	depths := map[string]int{}
+	for _, w := range r.mailboxes {
+		depths[w.label] += w.mb.UserMessageCount()
 	}
 	r.mu.Unlock()
+	for label, n := range depths {
+		ch <- prometheus.MustNewConstMetric(mailboxDesc, prometheus.GaugeValue, float64(n), label)
+	}
 }
 
 func (c collector) collectTasks(ch chan<- prometheus.Metric, now time.Time) {
@@ -324,7 +328,9 @@ func (c collector) collectWorker(ch chan<- prometheus.Metric, now time.Time) {
 		gauge(failoverDesc, time.Duration(d).Seconds())
 	}
 	if v := r.view.Load(); v != nil && v.GossipMembers != nil {
-		gauge(gossipMembersDesc, float64(v.GossipMembers()))
+		if n, ok := v.GossipMembers(); ok {
+			gauge(gossipMembersDesc, float64(n))
+		}
 	}
 }
 

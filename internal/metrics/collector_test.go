@@ -31,8 +31,11 @@ func busyRegistry(t *testing.T) (*Registry, *Task, *Task) {
 	c.advance(250 * time.Millisecond)
 	r.RebalanceCompleted(3)
 	r.TaskRestarted("gen", 0)
-	r.WatchMailbox("worker", fakeMailbox(4))
-	r.SetView(WorkerView{WorkerID: "w1", GossipMembers: func() int { return 2 }, Statuses: func() []ConnectorStatus {
+	r.WatchMailbox("pid-1", "worker", fakeMailbox(3))
+	r.WatchMailbox("pid-2", "worker", fakeMailbox(1)) // a second instance: summed
+	r.WatchMailbox("pid-3", "task:gen/0", fakeMailbox(9))
+	r.ForgetMailbox("pid-3")
+	r.SetView(WorkerView{WorkerID: "w1", GossipMembers: func() (int, bool) { return 2, true }, Statuses: func() []ConnectorStatus {
 		return []ConnectorStatus{
 			{Name: "gen", State: "RUNNING", WorkerID: "w1", Tasks: []TaskStatus{{ID: 0, State: "RUNNING", WorkerID: "w1"}, {ID: 1, State: "FAILED", WorkerID: "w2"}}},
 			{Name: "file", State: "RUNNING", WorkerID: "w2", Tasks: []TaskStatus{{ID: 0, State: "PAUSED", WorkerID: "w1"}}},
@@ -44,6 +47,7 @@ func busyRegistry(t *testing.T) (*Registry, *Task, *Task) {
 	}
 	src.OffsetCommit(4*time.Millisecond, true)
 	src.OffsetCommit(8*time.Millisecond, false)
+	sink.Assigned(3)
 	sink.Read(5)
 	sink.Put(5, 6*time.Millisecond)
 	sink.Lag("in", 2, 11)
@@ -85,6 +89,7 @@ func TestCollectorServesConnectNamesTypesAndLabels(t *testing.T) {
 		{"kafka_connect_task_error_total_records_skipped", map[string]string{"connector": "file"}, 1},
 		{"kafka_connect_task_error_deadletterqueue_produce_requests", map[string]string{"connector": "file"}, 1},
 		{"kafka_connect_sink_task_put_batch_avg_time_ms", map[string]string{"connector": "file"}, 6},
+		{"kafka_connect_sink_task_partition_count", map[string]string{"connector": "file"}, 3},
 		{"kafka_connect_connector_status", map[string]string{"connector": "gen", "status": "running"}, 1},
 		{"kafka_connect_connector_task_status", map[string]string{"connector": "file", "task": "0", "status": "paused"}, 1},
 		{"kafka_connect_worker_connector_paused_task_count", map[string]string{"connector": "file"}, 1},
@@ -159,5 +164,25 @@ func TestNoStatusesWithoutAView(t *testing.T) {
 	}
 	if _, ok := got["sluice_rebalance_last_failover_seconds"]; ok {
 		t.Error("a failover time before any failover")
+	}
+}
+
+func TestForgottenMailboxIsNotReported(t *testing.T) {
+	r, _, _ := busyRegistry(t)
+	got, err := r.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range got {
+		if f.GetName() != "sluice_actor_mailbox_depth" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == "task:gen/0" {
+					t.Fatal("a forgotten mailbox is still reported")
+				}
+			}
+		}
 	}
 }

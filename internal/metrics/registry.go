@@ -44,7 +44,7 @@ type Registry struct {
 	restarts map[taskKey]int64 // supervisor restarts, kept across task instances
 	// connectorRestarts are the supervisor's restarts of connector instances.
 	connectorRestarts map[string]int64
-	mailboxes         map[string]Mailbox
+	mailboxes         map[string]watchedMailbox // by actor PID id
 
 	prom *prometheus.Registry
 
@@ -64,6 +64,7 @@ type Registry struct {
 	lastRebalanceEnded atomic.Int64 // unix nanos; 0: none yet
 	epoch              atomic.Int64
 	lastFailoverNanos  atomic.Int64 // -1: no failover measured yet
+	peerGoneAt         atomic.Int64 // unix nanos a peer was seen gone; 0: none pending
 
 	view atomic.Pointer[WorkerView]
 }
@@ -76,9 +77,9 @@ type WorkerView struct {
 	Statuses func() []ConnectorStatus
 	// WorkerID is this worker's id, as the statuses' WorkerID name it.
 	WorkerID string
-	// GossipMembers is the number of live members the worker's gossip sees;
-	// nil when the worker runs no gossip.
-	GossipMembers func() int
+	// GossipMembers is the number of live members the worker's gossip
+	// sees, and false while it has none to tell.
+	GossipMembers func() (int, bool)
 }
 
 // ConnectorStatus is one connector's status and its tasks'.
@@ -99,12 +100,17 @@ type TaskStatus struct {
 // Mailbox is what the registry reads of an actor's mailbox.
 type Mailbox interface{ UserMessageCount() int }
 
+type watchedMailbox struct {
+	label string
+	mb    Mailbox
+}
+
 // NewRegistry makes an empty registry, with the Go runtime and process
 // collectors beside the worker's own.
 func NewRegistry() *Registry {
 	r := &Registry{
 		now: time.Now, tasks: map[taskKey]*Task{}, restarts: map[taskKey]int64{},
-		connectorRestarts: map[string]int64{}, mailboxes: map[string]Mailbox{},
+		connectorRestarts: map[string]int64{}, mailboxes: map[string]watchedMailbox{},
 		prom: prometheus.NewRegistry(),
 	}
 	r.lastFailoverNanos.Store(-1)
@@ -123,26 +129,25 @@ func (r *Registry) Handler() http.Handler {
 // directly.
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.prom }
 
-// WatchMailbox reports the depth of an actor's mailbox under name until
-// ForgetMailbox; a newer mailbox under the same name replaces it.
-func (r *Registry) WatchMailbox(name string, mb Mailbox) {
+// WatchMailbox reports the depth of the mailbox of the actor whose PID id is
+// key, under label, until ForgetMailbox(key). Actors under one label (an
+// old instance still stopping beside its successor) are summed.
+func (r *Registry) WatchMailbox(key, label string, mb Mailbox) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	r.mailboxes[name] = mb
+	r.mailboxes[key] = watchedMailbox{label, mb}
 	r.mu.Unlock()
 }
 
-// ForgetMailbox stops reporting a mailbox, unless a newer one replaced it.
-func (r *Registry) ForgetMailbox(name string, mb Mailbox) {
+// ForgetMailbox stops reporting the mailbox of the actor whose PID id is key.
+func (r *Registry) ForgetMailbox(key string) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	if r.mailboxes[name] == mb {
-		delete(r.mailboxes, name)
-	}
+	delete(r.mailboxes, key)
 	r.mu.Unlock()
 }
 
@@ -281,15 +286,18 @@ func (r *Registry) RebalanceCompleted(epoch int64) {
 	}
 	r.rebalances.Add(1)
 	r.lastRebalanceEnded.Store(now)
+	if gone := r.peerGoneAt.Swap(0); gone != 0 {
+		r.lastFailoverNanos.Store(now - gone)
+	}
 }
 
-// Failover records how long the last failover took: from the moment a
-// worker was known gone to the moment its work ran again elsewhere.
-func (r *Registry) Failover(d time.Duration) {
+// PeerGone records that another worker was seen gone (gossip); the next
+// completed rebalance ends the failover it starts.
+func (r *Registry) PeerGone() {
 	if r == nil {
 		return
 	}
-	r.lastFailoverNanos.Store(int64(d))
+	r.peerGoneAt.CompareAndSwap(0, r.now().UnixNano())
 }
 
 func storeMax(v *atomic.Int64, n int64) {

@@ -45,7 +45,8 @@ type Task struct {
 	paused                    atomic.Bool
 	stateSince                atomic.Int64 // unix nanos
 	runningNanos, pausedNanos atomic.Int64
-	stateMu                   sync.Mutex // serialises state changes (rare), never the record path
+	stateMu                   sync.Mutex   // serialises state changes (rare), never the record path
+	partitions                atomic.Int64 // assigned to a sink task
 	lagMu                     sync.Mutex
 	lags                      map[Partition]*atomic.Int64
 	lagsCopy                  atomic.Pointer[[]partitionLag]
@@ -258,11 +259,21 @@ func (t *Task) Lag(topic string, partition int32, lag int64) {
 	slot.Store(lag)
 }
 
-// Revoked forgets the lag of partitions the task no longer consumes.
+// Assigned records partitions assigned to a sink task.
+func (t *Task) Assigned(partitions int) {
+	if t == nil {
+		return
+	}
+	t.partitions.Add(int64(partitions))
+}
+
+// Revoked records partitions revoked from (or lost by) a sink task and
+// forgets their lag.
 func (t *Task) Revoked(topic string, partitions []int32) {
 	if t == nil {
 		return
 	}
+	t.partitions.Add(-int64(len(partitions)))
 	t.lagMu.Lock()
 	defer t.lagMu.Unlock()
 	for _, p := range partitions {
@@ -291,12 +302,7 @@ func (t *Task) partitionLags() map[Partition]int64 {
 }
 
 // partitionCount is the number of partitions the task consumes.
-func (t *Task) partitionCount() int {
-	if l := t.lagsCopy.Load(); l != nil {
-		return len(*l)
-	}
-	return 0
-}
+func (t *Task) partitionCount() int64 { return t.partitions.Load() }
 
 // maxLag is the largest lag over the task's partitions (0 with none).
 func (t *Task) maxLag() int64 {

@@ -73,7 +73,7 @@ var fixedKeys = map[string]fixedKey{
 // The reasons shared by several ignored keys.
 const (
 	whyClientTuning = "the worker's Kafka client (franz-go) keeps its own timeouts, buffers and backoffs"
-	whyMetrics      = "Sluice has no JMX metrics"
+	whyMetrics      = "Sluice serves its metrics at GET /metrics for Prometheus, with no JMX or metric reporters; its rates look back a fixed ~10 s"
 	whyPlugins      = "connectors are compiled into the sluice binary: there are no plugins to load"
 	whySigning      = "workers send each other control messages through their actor cluster, not signed REST requests"
 	whySync         = "a Sluice worker whose view of the config topic lags keeps its membership and applies the configs as it reads them; it never leaves the group to resync"

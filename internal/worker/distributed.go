@@ -85,7 +85,11 @@ func (m *membership) Revoke(ctx context.Context, revoked []string, tasks []conne
 	return m.w.runtime.WaitStopped(ctx, tasks)
 }
 
+// Rebalancing is told by the group member as each round starts.
+func (m *membership) Rebalancing() { m.w.metrics.RebalanceStarted() }
+
 func (m *membership) Assigned(generation int32, a group.Assignment) {
+	m.w.metrics.RebalanceCompleted(int64(generation))
 	leads := m.member.State().Leader()
 	snap := m.w.configs.Snapshot()
 	m.mu.Lock()
@@ -242,13 +246,12 @@ func (m *membership) info() *controlpb.WorkerInfo {
 	return wi
 }
 
-// rates answers a TaskRatesRequest: the throughput of this worker's tasks.
+// rates answers a TaskRatesRequest: the throughput of this worker's tasks,
+// from its metrics registry (none with metrics off: the view then shows
+// the tasks unmeasured).
 func (m *membership) rates() *controlpb.TaskRates {
 	tr := &controlpb.TaskRates{WorkerId: m.w.cfg.WorkerID}
-	if m.w.taskRates == nil {
-		return tr
-	}
-	for _, r := range m.w.taskRates() {
+	for _, r := range m.w.metrics.TaskRates() {
 		tr.Rates = append(tr.Rates, &controlpb.TaskRate{Connector: r.Connector, Task: int32(r.Task), Kind: r.Kind,
 			RecordsPerSec: r.RecordsPerSec, Total: r.Total, Lag: r.Lag})
 	}

@@ -139,6 +139,9 @@ type Config struct {
 	Loggers *loglevel.Registry
 	// Log is where a worker without Loggers writes.
 	Log zerolog.Logger
+	// DisableMetrics turns the metrics off: nothing is recorded and GET
+	// /metrics is not served (the --metrics=false flag).
+	DisableMetrics bool
 
 	// providers are the config providers Props configure
 	// (config.providers), which resolve the placeholders of Props
@@ -295,10 +298,8 @@ type Worker struct {
 	statuses          *state.StatusLog
 	offsets           *offsets.SourceStore
 	runtime           *actors.Runtime
-	// taskRates measures this worker's tasks for the cluster view (the
-	// dashboard, `sluice top`): the metrics registry's TaskRates. nil
-	// reports none, and the view shows those tasks unmeasured.
-	taskRates func() []metrics.TaskRate
+	// metrics is nil with metrics off.
+	metrics *metrics.Registry
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node
@@ -357,6 +358,7 @@ func Start(cfg Config) (*Worker, error) {
 		log.Info().Str("key", "access.control.allow.methods").Msg("no effect without access.control.allow.origin, as in Kafka Connect")
 	}
 	w.members = &membership{w: w}
+	w.metrics = w.newMetrics()
 
 	if err := w.build(); err != nil {
 		w.closeClients()
@@ -364,7 +366,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w.serveREST(restHandlers{
-		api:     w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes))),
+		api:     w.withMetrics(w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes)))),
 		auth:    w.auth,
 		cors:    rest.NewCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
 		log:     restLog,
@@ -679,7 +681,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker, Providers: cfg.providers,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
-		Log: cfg.logger(loglevel.Actors),
+		Log: cfg.logger(loglevel.Actors), Metrics: w.metrics,
 	})
 	if err != nil {
 		return err
@@ -748,6 +750,7 @@ func (w *Worker) removeGone(workerID string) {
 	if workerID == w.cfg.WorkerID || w.gossip.IsAlive(workerID) {
 		return
 	}
+	w.metrics.PeerGone()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := group.LeaveByInstance(ctx, w.admCl, w.cfg.Cluster, workerID); err != nil {
