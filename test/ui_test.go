@@ -62,11 +62,12 @@ type card struct {
 	Worker string `json:"worker"`
 	State  string `json:"state"`
 	Rate   string `json:"rate"`
+	Lag    string `json:"lag"`
 }
 
 const cardsJS = `Array.from(document.querySelectorAll("button.task")).map(b => ({
   task: b.dataset.task, worker: b.dataset.worker, state: b.dataset.state,
-  rate: b.querySelector(".nums b").textContent}))`
+  rate: b.querySelectorAll(".nums b")[0].textContent, lag: b.querySelectorAll(".nums b")[1].textContent}))`
 
 // waitCards polls the page's task cards until cond holds.
 func waitCards(t *testing.T, ctx context.Context, what string, cond func([]card) bool) []card {
@@ -101,21 +102,24 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: test/%s", path)
 }
 
-// allOn tells whether the cards are the n tasks of want, every one
-// RUNNING on a worker of workers, and the workers all used.
+// allOn tells whether the cards of the running connectors (all but
+// "broken", which fails on purpose) are n, every one RUNNING on a worker of
+// workers and measured (a records/s figure, not a dash), and the workers
+// all used.
 func allOn(n int, workers ...string) func([]card) bool {
 	return func(cards []card) bool {
-		if len(cards) != n {
-			return false
-		}
-		used := map[string]bool{}
+		used, count := map[string]bool{}, 0
 		for _, c := range cards {
-			if c.State != "RUNNING" || !slices.Contains(workers, c.Worker) {
+			if strings.HasPrefix(c.Task, "broken/") {
+				continue
+			}
+			count++
+			if c.State != "RUNNING" || !slices.Contains(workers, c.Worker) || c.Rate == "—" {
 				return false
 			}
 			used[c.Worker] = true
 		}
-		return len(used) == len(workers)
+		return count == n && len(used) == len(workers)
 	}
 }
 
@@ -133,13 +137,21 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	createOn(t, ws[0].rest, "clicks", map[string]string{
 		"connector.class": "Datagen", "topic": c.topic("clicks"), "tasks.max": "2", "records.per.second": "20",
 	})
+	// A sink of orders, with a consumer lag to show, and one that cannot
+	// open its file: a FAILED task with a trace.
+	sink := func(file string) map[string]string {
+		return map[string]string{"connector.class": "FileStreamSink", "topics": c.topic("orders"), "file": file,
+			"key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+	}
+	createOn(t, ws[0].rest, "archive", sink(filepath.Join(t.TempDir(), "orders.txt")))
+	createOn(t, ws[0].rest, "broken", sink(filepath.Join(t.TempDir(), "missing", "out.txt")))
 	c.placement("orders", 4, []string{"w1", "w2", "w3"}, nil)
 	c.placement("clicks", 2, []string{"w1", "w2", "w3"}, nil)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ws[0].rest+"/ui")); err != nil {
 		t.Fatal(err)
 	}
-	before := waitCards(t, ctx, "6 RUNNING task cards on w1, w2 and w3", allOn(6, "w1", "w2", "w3"))
+	before := waitCards(t, ctx, "7 RUNNING task cards with rates on w1, w2 and w3", allOn(7, "w1", "w2", "w3"))
 	columns, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll("section.worker")).map(s => s.dataset.worker)`))
 	if err != nil || strings.Join(columns, ",") != "w1,w2,w3" {
@@ -147,6 +159,9 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	}
 	checkAccessibility(t, ctx)
 	screenshot(t, ctx, "dashboard-1280")
+	if i := slices.IndexFunc(before, func(cd card) bool { return cd.Task == "archive/0" }); i < 0 || before[i].Lag == "—" {
+		t.Fatalf("the sink archive's card shows no lag: %+v", before)
+	}
 
 	// The last error trace opens on a click; a connector's Pause button
 	// pauses it through the REST API, and the cards show it.
@@ -175,7 +190,24 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`li[data-connector="clicks"] button[aria-label="Resume connector clicks"]`))); err != nil {
 		t.Fatalf("resuming through the page: %v", err)
 	}
-	waitCards(t, ctx, "every card RUNNING again after the page's Resume", allOn(6, "w1", "w2", "w3"))
+	waitCards(t, ctx, "every card RUNNING again after the page's Resume", allOn(7, "w1", "w2", "w3"))
+
+	// A FAILED task's card opens on its trace.
+	waitCards(t, ctx, "broken's task FAILED", func(cards []card) bool {
+		return slices.ContainsFunc(cards, func(cd card) bool { return cd.Task == "broken/0" && cd.State == "FAILED" })
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.task[data-task="broken/0"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#details[open]`))); err != nil {
+		t.Fatalf("opening the failed task's details: %v", err)
+	}
+	trace, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#details-trace`)))
+	if err != nil || !strings.Contains(trace, "missing") {
+		t.Fatalf("the failed task's trace %q (%v), want the sink's error naming its file", trace, err)
+	}
+	screenshot(t, ctx, "dashboard-trace-1280")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#details button.close`))); err != nil {
+		t.Fatal(err)
+	}
 
 	// Kill a worker the page is not served by: its tasks move to the
 	// survivors, and the page shows them there.
@@ -186,7 +218,7 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 		}
 	}
 	c.workers["w2"].Kill9()
-	after := waitCards(t, ctx, "every task RUNNING on w1 and w3 after w2's SIGKILL", allOn(6, "w1", "w3"))
+	after := waitCards(t, ctx, "every task RUNNING on w1 and w3 after w2's SIGKILL", allOn(7, "w1", "w3"))
 	for _, task := range onW2 {
 		i := slices.IndexFunc(after, func(cd card) bool { return cd.Task == task })
 		if i < 0 || after[i].Worker == "w2" {
@@ -198,7 +230,7 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 		t.Fatal(err)
 	}
-	waitCards(t, ctx, "the cards at 390 px", allOn(6, "w1", "w3"))
+	waitCards(t, ctx, "the cards at 390 px", allOn(7, "w1", "w3"))
 	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
 	if err != nil || overflow > 0 {
 		t.Fatalf("at 390 px the page is %d px wider than the window (%v): it must not scroll sideways", overflow, err)

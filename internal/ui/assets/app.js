@@ -150,6 +150,7 @@ function fillDetails() {
     [el("dt", { text: k }), el("dd", { text: String(v) })]));
   const trace = (t && t.trace) || (c && c.trace) || "";
   document.getElementById("details-trace").textContent = trace || "No error.";
+  document.getElementById("details-actions-title").textContent = `Connector ${open.connector}, task ${open.task}`;
   document.getElementById("details-actions").replaceChildren(actionButtons(open.connector, open.task));
 }
 
