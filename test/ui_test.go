@@ -163,6 +163,16 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 		t.Fatalf("the sink archive's card shows no lag: %+v", before)
 	}
 
+	// The page redraws every second; a keyboard user keeps the focus.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('button.task[data-task="orders/0"]').focus()`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // two redraws at least
+	focused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.dataset.task || document.activeElement.tagName`))
+	if err != nil || focused != "orders/0" {
+		t.Fatalf("after redraws the focus is on %q (%v), want the card orders/0 it was on", focused, err)
+	}
+
 	// The last error trace opens on a click; a connector's Pause button
 	// pauses it through the REST API, and the cards show it.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.task[data-task="clicks/0"]`)),

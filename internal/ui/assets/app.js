@@ -56,11 +56,12 @@ function actionButtons(connector, task) {
   const box = el("div", { class: "actions" });
   for (const a of connectorActions) {
     box.append(el("button", { type: "button", class: "act" + (a.danger ? " danger" : ""),
-      "aria-label": `${a.label} connector ${connector}`,
+      "aria-label": `${a.label} connector ${connector}`, "data-key": `${a.label}:${connector}:${task}`,
       onclick: () => act(`${a.label} ${connector}`, a.method, a.path(connector)) }, a.label));
   }
   if (task != null) {
     box.append(el("button", { type: "button", class: "act", "aria-label": `Restart task ${task} of ${connector}`,
+      "data-key": `restart-task:${connector}:${task}`,
       onclick: () => act(`Restart ${connector}/${task}`, "POST", `/connectors/${enc(connector)}/tasks/${task}/restart`) },
       `Restart task ${task}`));
   }
@@ -73,7 +74,19 @@ function showBanner(msg) {
   b.textContent = msg || "";
 }
 
+// render redraws everything; the control that had the keyboard focus gets
+// it back (by its data-key), so that a keyboard user is not thrown out
+// every second.
 function render() {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+  redraw();
+  if (focused) {
+    const again = Array.from(document.querySelectorAll("[data-key]")).find(e => e.dataset.key === focused);
+    if (again) again.focus();
+  }
+}
+
+function redraw() {
   const v = view;
   const tasks = v.connectors.reduce((n, c) => n + c.tasks.length, 0);
   document.getElementById("meta").textContent =
@@ -111,7 +124,7 @@ function column(w, items) {
   items.sort((a, b) => a.c.name.localeCompare(b.c.name) || a.t.id - b.t.id);
   for (const { c, t } of items) {
     list.append(el("li", {}, el("button", {
-      type: "button", class: "task", "data-state": t.state, "data-task": `${c.name}/${t.id}`,
+      type: "button", class: "task", "data-state": t.state, "data-task": `${c.name}/${t.id}`, "data-key": `task:${c.name}/${t.id}`,
       "data-worker": w.worker_id, "aria-label": `${c.name} task ${t.id}, ${t.state}; details`,
       onclick: () => showDetails(c.name, t.id),
     },
