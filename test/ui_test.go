@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/proctest"
+	"github.com/sluice-io/sluice/internal/ui"
 )
 
 // browserPath finds a Chromium to drive. Without one the browser tests
@@ -375,5 +376,57 @@ func TestUIWorksBehindBasicAuth(t *testing.T) {
 	})
 	if n := challenges.Load(); n != 1 {
 		t.Fatalf("the browser was challenged %d times, want once: the page's requests must reuse its credentials", n)
+	}
+}
+
+// TestUITopShowsTheCluster: `sluice top` reaches a 2-worker cluster
+// through the actor system and prints each task with its worker and
+// records/s; -n refreshes that many times (one after another, not on a
+// terminal) and -o json prints the cluster view.
+func TestUITopShowsTheCluster(t *testing.T) {
+	c, ws := startWorkers(t, "top", 2)
+	createOn(t, ws[0].rest, "gen", map[string]string{
+		"connector.class": "Datagen", "topic": c.topic("gen"), "tasks.max": "2", "records.per.second": "40",
+	})
+	place, _ := c.placement("gen", 2, []string{"w1", "w2"}, nil)
+	a := admin{t: t, join: ws[1].bind, cluster: c.name}
+	var last string
+	waitFor(t, func() {}, stateDeadline, 500*time.Millisecond, "top shows both tasks measured", func() (bool, string) {
+		last = a.must("top", "--once")
+		rows := 0
+		for _, line := range strings.Split(last, "\n") {
+			f := strings.Fields(line)
+			// CONNECTOR TASK STATE WORKER REC/S LAG TOTAL
+			if len(f) == 7 && f[0] == "gen" && f[2] == "RUNNING" && f[4] != "-" && f[5] == "-" && f[6] != "-" {
+				task := map[string]int{"0": 0, "1": 1}[f[1]]
+				if f[3] != place[task] {
+					return false, last
+				}
+				rows++
+			}
+		}
+		return rows == 2, last
+	})
+	if !strings.Contains(last, "w1*") && !strings.Contains(last, "w2*") {
+		t.Fatalf("no leader starred:\n%s", last)
+	}
+
+	out := a.must("top", "-n", "2", "--interval", "200ms")
+	if n := strings.Count("\n"+out, "\n--- "); n != 2 {
+		t.Fatalf("-n 2 printed %d refreshes, want 2:\n%s", n, out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Fatalf("top cleared a screen that is not a terminal:\n%q", out)
+	}
+
+	var v ui.View
+	if err := json.Unmarshal([]byte(a.must("top", "--once", "-o", "json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Workers) != 2 || !v.Workers[0].Alive || !v.Workers[1].Alive || len(v.Connectors) != 1 || len(v.Connectors[0].Tasks) != 2 {
+		t.Fatalf("top -o json: %+v, want 2 workers alive and gen's 2 tasks", v)
+	}
+	if code, _, errOut := a.run("top", "-n", "-1"); code != 2 || !strings.Contains(errOut, "-n") {
+		t.Fatalf("top -n -1: exit %d, %s; want the usage error (2) naming -n", code, errOut)
 	}
 }
