@@ -272,9 +272,19 @@ func (m *membership) clusterView(ctx context.Context) (ui.View, error) {
 		return ui.View{}, &control.Error{Code: http.StatusServiceUnavailable,
 			Message: "the worker could not join the actor cluster"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	// One read of the config topic to its end for the whole view, then
+	// the local control plane: the Router would read it again for every
+	// connector, and a page polls every second. A broker that does not
+	// answer leaves the members their own time to answer.
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	err := m.Sync(sctx)
+	cancel()
+	if err != nil {
+		m.w.log.Debug().Err(err).Msg("cluster view from this worker's view: the config topic could not be read to its end")
+	}
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	return ui.Build(ctx, m.w.cfg.WorkerID, m.w.actors, m.w.api)
+	return ui.Build(ctx, m.w.cfg.WorkerID, m.w.actors, m.w.ctl)
 }
 
 type workerJSON struct {
