@@ -22,3 +22,7 @@ func (c *Config) applyUIKey() error {
 	}
 	return fmt.Errorf("%s: %q is not true or false", KeyUIEnable, c.Props[KeyUIEnable])
 }
+
+// DashboardOff tells whether the dashboard is turned off (--ui=false,
+// sluice.ui.enable=false or Config.DisableUI), for what a command prints.
+func (w *Worker) DashboardOff() bool { return w.cfg.DisableUI }
