@@ -74,9 +74,11 @@ function showBanner(msg) {
   b.textContent = msg || "";
 }
 
-// render redraws everything; the control that had the keyboard focus gets
-// it back (by its data-key), so that a keyboard user is not thrown out
-// every second.
+// render redraws what changed. Controls are rebuilt only when the shape of
+// the cluster changed (connectors, placement, states): a button replaced
+// between a press and its release would lose the click. Otherwise only the
+// numbers change, inside the cards. When controls are rebuilt, the one that
+// had the keyboard focus gets it back (by its data-key).
 function render() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
   redraw();
@@ -93,13 +95,11 @@ function redraw() {
     `${v.workers.filter(w => w.alive).length} workers · ${v.connectors.length} connectors · ${tasks} tasks · ` +
     `served by ${v.served_by} · ${new Date(v.time).toLocaleTimeString()}`;
 
-  const cl = document.getElementById("connectors");
-  cl.replaceChildren(...v.connectors.map(c => el("li", { class: "connector", "data-connector": c.name },
-    el("span", { class: "name", text: c.name }),
-    el("span", { class: "state", "data-state": c.state, text: c.state }),
-    el("span", { class: "gen", text: `${c.type} · ${c.tasks.length} task${c.tasks.length === 1 ? "" : "s"}` }),
-    actionButtons(c.name, null))));
-  if (!v.connectors.length) cl.replaceChildren(el("li", { class: "empty", text: "No connectors yet." }));
+  const connectorsShape = JSON.stringify(v.connectors.map(c => [c.name, c.state, c.type, c.tasks.length]));
+  if (connectorsShape !== shapes.connectors) {
+    shapes.connectors = connectorsShape;
+    drawConnectors(v);
+  }
 
   const byWorker = new Map(v.workers.map(w => [w.worker_id, []]));
   const unassigned = [];
@@ -108,10 +108,42 @@ function redraw() {
       (byWorker.get(t.worker_id) || unassigned).push({ c, t });
     }
   }
-  const columns = v.workers.map(w => column(w, byWorker.get(w.worker_id)));
-  if (unassigned.length) columns.push(column({ worker_id: "unassigned", alive: false, unassigned: true }, unassigned));
-  document.getElementById("workers").replaceChildren(...columns);
+  const workersShape = JSON.stringify([v.workers, v.connectors.map(c => c.tasks.map(t => [c.name, t.id, t.state, t.worker_id]))]);
+  if (workersShape !== shapes.workers) {
+    shapes.workers = workersShape;
+    const columns = v.workers.map(w => column(w, byWorker.get(w.worker_id)));
+    if (unassigned.length) columns.push(column({ worker_id: "unassigned", alive: false, unassigned: true }, unassigned));
+    document.getElementById("workers").replaceChildren(...columns);
+  } else {
+    for (const c of v.connectors) {
+      for (const t of c.tasks) {
+        const card = document.querySelector(`button.task[data-key="${CSS.escape(`task:${c.name}/${t.id}`)}"]`);
+        if (card) card.querySelector(".nums").replaceChildren(...nums(t));
+      }
+    }
+  }
   if (open) fillDetails();
+}
+
+// shapes are what the last redraw built its controls from.
+const shapes = { connectors: null, workers: null };
+
+function drawConnectors(v) {
+  const cl = document.getElementById("connectors");
+  cl.replaceChildren(...v.connectors.map(c => el("li", { class: "connector", "data-connector": c.name },
+    el("span", { class: "name", text: c.name }),
+    el("span", { class: "state", "data-state": c.state, text: c.state }),
+    el("span", { class: "gen", text: `${c.type} · ${c.tasks.length} task${c.tasks.length === 1 ? "" : "s"}` }),
+    actionButtons(c.name, null))));
+  if (!v.connectors.length) cl.replaceChildren(el("li", { class: "empty", text: "No connectors yet." }));
+}
+
+function nums(t) {
+  return [
+    el("span", {}, el("b", { text: fmtRate(t) }), " rec/s"),
+    el("span", {}, "lag ", el("b", { text: fmtInt(t, t.lag) })),
+    el("span", {}, "total ", el("b", { text: fmtInt(t, t.total) })),
+  ];
 }
 
 function column(w, items) {
@@ -130,10 +162,7 @@ function column(w, items) {
     },
       el("span", { class: "id", text: `${c.name} #${t.id}` }),
       el("span", { class: "state", "data-state": t.state, text: t.state }),
-      el("span", { class: "nums" },
-        el("span", {}, el("b", { text: fmtRate(t) }), " rec/s"),
-        el("span", {}, "lag ", el("b", { text: fmtInt(t, t.lag) })),
-        el("span", {}, "total ", el("b", { text: fmtInt(t, t.total) }))))));
+      el("span", { class: "nums" }, ...nums(t)))));
   }
   const section = el("section", { class: "worker" + (w.alive ? "" : " dead"), "data-worker": w.worker_id,
     "aria-label": `Worker ${w.worker_id}` }, head, list);
@@ -144,6 +173,9 @@ function column(w, items) {
 function showDetails(connector, task) {
   open = { connector, task };
   fillDetails();
+  // Built once per opening, not on every redraw (see render).
+  document.getElementById("details-actions-title").textContent = `Connector ${connector}, task ${task}`;
+  document.getElementById("details-actions").replaceChildren(actionButtons(connector, task));
   const d = document.getElementById("details");
   if (!d.open) d.showModal();
 }
@@ -163,8 +195,6 @@ function fillDetails() {
     [el("dt", { text: k }), el("dd", { text: String(v) })]));
   const trace = (t && t.trace) || (c && c.trace) || "";
   document.getElementById("details-trace").textContent = trace || "No error.";
-  document.getElementById("details-actions-title").textContent = `Connector ${open.connector}, task ${open.task}`;
-  document.getElementById("details-actions").replaceChildren(actionButtons(open.connector, open.task));
 }
 
 document.getElementById("details").addEventListener("close", () => { open = null; });
