@@ -46,7 +46,9 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 		chromedp.WindowSize(width, height),
 		// Root in CI containers: Chromium's sandbox needs user namespaces
 		// that containers often lack.
-		chromedp.NoSandbox, chromedp.DisableGPU)
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		// Containers give /dev/shm 64 MB, which Chromium outgrows.
+		chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
