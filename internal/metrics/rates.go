@@ -6,7 +6,7 @@ import "time"
 // when something reads them (a scrape, the dashboard, `sluice top`), at most
 // one a second: the record path never pays for them.
 const (
-	// rateWindow is how far back a rate looks, as TaskRate promises (~5-10 s).
+	// rateWindowSpan is how far back a rate looks, as TaskRate promises (~5-10 s).
 	rateWindowSpan = 10 * time.Second
 	// sampleEvery is the least time between two stored samples.
 	sampleEvery = time.Second

@@ -8,7 +8,6 @@ package metrics
 import (
 	"cmp"
 	"net/http"
-
 	"slices"
 	"sync"
 	"sync/atomic"
