@@ -95,7 +95,7 @@ var taskMetrics = []taskMetric{
 		func(s *taskSample) float64 { return s.rates.written }),
 	newTaskMetric("kafka_connect_source_task_source_record_active_count",
 		"The records this source task polled but Kafka has not yet acknowledged.", KindSource, prometheus.GaugeValue,
-		func(s *taskSample) float64 { return float64(s.active.Load()) }),
+		func(s *taskSample) float64 { return float64(s.activeCount()) }),
 	newTaskMetric("kafka_connect_source_task_poll_batch_avg_time_ms",
 		"The average time in milliseconds of one poll, since the task started.", KindSource, prometheus.GaugeValue,
 		func(s *taskSample) float64 {

@@ -24,8 +24,11 @@ type Task struct {
 	started   time.Time
 
 	// Source: records returned by poll, records acknowledged by Kafka, and
-	// records polled but not yet acknowledged (Connect's active count).
-	polled, written, active atomic.Int64
+	// polled records that will not be (failed, dropped by a transform,
+	// skipped). Those polled and neither are active (activeCount): a
+	// counter of its own would cost each record a second atomic add, on a
+	// line the polling goroutine writes too.
+	polled, written, unwritten atomic.Int64
 	// Sink: records fetched from Kafka, records put to the task.
 	read, put atomic.Int64
 	// Batches: poll batches (source) or put batches (sink), with their total
@@ -76,7 +79,6 @@ func (t *Task) Polled(n int, d time.Duration) {
 		return
 	}
 	t.polled.Add(int64(n))
-	t.active.Add(int64(n))
 	t.batch(n, d)
 }
 
@@ -86,9 +88,10 @@ func (t *Task) Written(ok bool) {
 	if t == nil {
 		return
 	}
-	t.active.Add(-1)
 	if ok {
 		t.written.Add(1)
+	} else {
+		t.unwritten.Add(1)
 	}
 }
 
@@ -98,7 +101,14 @@ func (t *Task) Dropped() {
 	if t == nil {
 		return
 	}
-	t.active.Add(-1)
+	t.unwritten.Add(1)
+}
+
+// activeCount is the records polled and not yet written or given up. The
+// ends are loaded before polled, which only grows, so it is never negative.
+func (t *Task) activeCount() int64 {
+	done := t.written.Load() + t.unwritten.Load()
+	return t.polled.Load() - done
 }
 
 // Read records n records a sink task fetched from Kafka.
