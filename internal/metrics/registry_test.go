@@ -189,7 +189,7 @@ func TestRecordPathDoesNotAllocate(t *testing.T) {
 }
 
 func TestRatiosFollowPauses(t *testing.T) {
-	task := newTask("c", 0, KindSource, time.Unix(0, 0))
+	task := newTask("c", 0, KindSource, time.Unix(0, 0), &taskErrors{})
 	task.setPaused(true, time.Unix(30, 0))
 	task.setPaused(false, time.Unix(40, 0))
 	running, paused := task.ratios(time.Unix(100, 0))
@@ -220,4 +220,34 @@ func BenchmarkRecordPath(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// Error counts and restarts outlive a restarted instance, and go once the
+// task leaves the worker, also when its last instance stops after that.
+func TestErrorsAndRestartsOutliveInstancesUntilTheTaskLeaves(t *testing.T) {
+	r, _ := newTestRegistry()
+	first := r.StartTask("c", 0, KindSink)
+	first.RecordError(true)
+	first.Put(5, time.Millisecond)
+	r.TaskRestarted("c", 0)
+	r.StopTask(first)
+	second := r.StartTask("c", 0, KindSink)
+	if got := second.recordFailures.Load(); got != 1 {
+		t.Fatalf("the restarted instance sees %d record failures, want the first instance's 1", got)
+	}
+	if got := second.put.Load(); got != 0 {
+		t.Fatalf("the restarted instance starts with %d records put, want 0", got)
+	}
+	r.TaskLeft("c", 0) // the actor stopped while the second instance drains
+	if r.errors[taskKey{"c", 0}] == nil || r.restarts[taskKey{"c", 0}] != 1 {
+		t.Fatal("a draining instance's counts went before it stopped")
+	}
+	r.StopTask(second)
+	if r.errors[taskKey{"c", 0}] != nil || r.restarts[taskKey{"c", 0}] != 0 {
+		t.Fatal("the counts of a task that left the worker stayed")
+	}
+	third := r.StartTask("c", 0, KindSink)
+	if got := third.recordFailures.Load(); got != 0 {
+		t.Fatalf("a task back on the worker sees %d old record failures, want 0", got)
+	}
 }

@@ -39,10 +39,9 @@ type Task struct {
 	commits, commitsOK, commitNanos, commitMaxNanos atomic.Int64
 	// Sink offset commits that completed (Connect's offset-commit-completion).
 	commitsCompleted atomic.Int64
-	// Error handling (Connect's task-error-metrics).
-	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
-	dlqRequests, dlqFailures, retries                          atomic.Int64
-	lastErrorMillis                                            atomic.Int64
+	// Error handling (Connect's task-error-metrics): shared by the
+	// successive instances of the task on this worker (taskErrors).
+	*taskErrors
 	// Running and paused time: the state and since when, plus the time
 	// spent in each state before.
 	paused                    atomic.Bool
@@ -67,8 +66,19 @@ type partitionLag struct {
 	lag *atomic.Int64
 }
 
-func newTask(connector string, task int, kind string, now time.Time) *Task {
-	t := &Task{connector: connector, task: task, kind: kind, started: now}
+// taskErrors are a task's error counts. Unlike the other counters they
+// outlive a task instance: Sluice restarts a failed task by itself (Connect
+// leaves it FAILED, its metrics in view), so counts kept per instance would
+// vanish with the very instance that failed. They go when the task leaves
+// the worker (Registry.TaskLeft).
+type taskErrors struct {
+	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
+	dlqRequests, dlqFailures, retries                          atomic.Int64
+	lastErrorMillis                                            atomic.Int64
+}
+
+func newTask(connector string, task int, kind string, now time.Time, errs *taskErrors) *Task {
+	t := &Task{connector: connector, task: task, kind: kind, started: now, taskErrors: errs}
 	t.stateSince.Store(now.UnixNano())
 	return t
 }
