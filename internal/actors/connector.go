@@ -43,8 +43,13 @@ func (a *connectorActor) Receive(c actor.Context) {
 	if a.receive(c, func(ctx context.Context, gen int) { a.start(c, ctx, gen) }) {
 		return
 	}
-	if m, ok := c.Message().(*computed); ok && m.gen == a.gen {
-		c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
+	switch m := c.Message().(type) {
+	case *computed:
+		if m.gen == a.gen {
+			c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
+		}
+	case *actor.Stopped:
+		a.rt.opts.Metrics.ConnectorLeft(a.work.Name)
 	}
 }
 

@@ -66,6 +66,7 @@ func (a *taskActor) Receive(c actor.Context) {
 		a.report(a.work, state.StateUnassigned)
 	case *actor.Stopped:
 		a.rt.setLive(taskKey(a.id), -1)
+		a.rt.opts.Metrics.TaskLeft(a.id.Connector, a.id.Task)
 	}
 }
 

@@ -95,7 +95,7 @@ var taskMetrics = []taskMetric{
 		func(s *taskSample) float64 { return s.rates.written }),
 	newTaskMetric("kafka_connect_source_task_source_record_active_count",
 		"The records this source task polled but Kafka has not yet acknowledged.", KindSource, prometheus.GaugeValue,
-		func(s *taskSample) float64 { return float64(s.active.Load()) }),
+		func(s *taskSample) float64 { return float64(s.activeCount()) }),
 	newTaskMetric("kafka_connect_source_task_poll_batch_avg_time_ms",
 		"The average time in milliseconds of one poll, since the task started.", KindSource, prometheus.GaugeValue,
 		func(s *taskSample) float64 {
@@ -129,6 +129,9 @@ var taskMetrics = []taskMetric{
 	newTaskMetric("kafka_connect_sink_task_offset_commit_completion_total",
 		"The offset commits of this sink task that completed, since it started.", KindSink, prometheus.CounterValue,
 		func(s *taskSample) float64 { return float64(s.commitsCompleted.Load()) }),
+	newTaskMetric("kafka_connect_sink_task_offset_commit_completion_rate",
+		"The offset commits of this sink task that completed per second, over the last ~10 s.", KindSink, prometheus.GaugeValue,
+		func(s *taskSample) float64 { return s.rates.commitsCompleted }),
 	newTaskMetric("kafka_connect_sink_task_sink_record_lag_max",
 		"The largest lag in records over the partitions this sink task consumes (records between its position and the partition's end).", KindSink, prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.maxLag()) }),
@@ -136,27 +139,28 @@ var taskMetrics = []taskMetric{
 		"The topic partitions this sink task consumes.", KindSink, prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.partitionCount()) }),
 
-	// task-error-metrics: gauges under Strimzi's rules, though they only grow.
+	// task-error-metrics: gauges under Strimzi's rules, though they only grow;
+	// they outlive the task's restarts (taskErrors).
 	newTaskMetric("kafka_connect_task_error_total_record_errors",
-		"The record processing errors in this task, since it started.", "", prometheus.GaugeValue,
+		"The record processing errors in this task, while it is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.recordErrors.Load()) }),
 	newTaskMetric("kafka_connect_task_error_total_record_failures",
-		"The record processing failures in this task (errors not tolerated), since it started.", "", prometheus.GaugeValue,
+		"The record processing failures in this task (errors not tolerated), while it is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.recordFailures.Load()) }),
 	newTaskMetric("kafka_connect_task_error_total_records_skipped",
-		"The records skipped because of errors (errors.tolerance=all), since the task started.", "", prometheus.GaugeValue,
+		"The records skipped because of errors (errors.tolerance=all), while the task is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.recordsSkipped.Load()) }),
 	newTaskMetric("kafka_connect_task_error_total_errors_logged",
-		"The errors logged (errors.log.enable), since the task started.", "", prometheus.GaugeValue,
+		"The errors logged (errors.log.enable), while the task is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.errorsLogged.Load()) }),
 	newTaskMetric("kafka_connect_task_error_deadletterqueue_produce_requests",
-		"The writes to the dead letter queue, since the task started.", "", prometheus.GaugeValue,
+		"The writes to the dead letter queue, while the task is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.dlqRequests.Load()) }),
 	newTaskMetric("kafka_connect_task_error_deadletterqueue_produce_failures",
-		"The failed writes to the dead letter queue, since the task started.", "", prometheus.GaugeValue,
+		"The failed writes to the dead letter queue, while the task is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.dlqFailures.Load()) }),
 	newTaskMetric("kafka_connect_task_error_total_retries",
-		"The retries of failed operations, since the task started.", "", prometheus.GaugeValue,
+		"The retries of failed operations, while the task is on this worker (restarts included).", "", prometheus.GaugeValue,
 		func(s *taskSample) float64 { return float64(s.retries.Load()) }),
 	newTaskMetric("kafka_connect_task_error_last_error_timestamp",
 		"The epoch timestamp in milliseconds of the task's last record error (0: none).", "", prometheus.GaugeValue,
@@ -206,9 +210,9 @@ var (
 		[]string{"connector", "task", "status"}, nil)
 
 	restartsDesc = prometheus.NewDesc("sluice_task_restarts_total",
-		"The times the supervisor restarted this task after it failed or panicked, since the worker started.", taskLabels, nil)
+		"The times the supervisor restarted this task after it failed or panicked, while the task is on this worker.", taskLabels, nil)
 	connectorRestartsDesc = prometheus.NewDesc("sluice_connector_restarts_total",
-		"The times the supervisor restarted this connector after it failed or panicked, since the worker started.", []string{"connector"}, nil)
+		"The times the supervisor restarted this connector after it failed or panicked, while the connector is on this worker.", []string{"connector"}, nil)
 	failoverDesc = prometheus.NewDesc("sluice_rebalance_last_failover_seconds",
 		"Seconds from a worker's departure being known to the end of the rebalance that reassigned its work, for the last such rebalance this worker saw.", nil, nil)
 	partitionLagDesc = prometheus.NewDesc("sluice_sink_partition_lag",

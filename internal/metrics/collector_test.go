@@ -27,6 +27,7 @@ func busyRegistry(t *testing.T) (*Registry, *Task, *Task) {
 	r.Running(TaskKind, 2)
 	r.StartupAttempt(TaskKind)
 	r.StartupResult(TaskKind, true)
+	r.PeerGone()
 	r.RebalanceStarted()
 	c.advance(250 * time.Millisecond)
 	r.RebalanceCompleted(3)
@@ -100,6 +101,9 @@ func TestCollectorServesConnectNamesTypesAndLabels(t *testing.T) {
 		{"kafka_connect_worker_task_count", nil, 2},
 		{"sluice_task_restarts_total", map[string]string{"connector": "gen", "task": "0"}, 1},
 		{"sluice_gossip_members", nil, 2},
+		{"sluice_rebalance_last_failover_seconds", nil, 0.25},
+		{"kafka_connect_worker_rebalance_rebalancing", nil, 0},
+		{"kafka_connect_worker_rebalance_completed_rebalances_total", nil, 1},
 		{"sluice_actor_mailbox_depth", map[string]string{"actor": "worker"}, 4},
 	} {
 		v, ok := metricstest.Value(got, c.name, c.match)

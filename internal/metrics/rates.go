@@ -6,7 +6,7 @@ import "time"
 // when something reads them (a scrape, the dashboard, `sluice top`), at most
 // one a second: the record path never pays for them.
 const (
-	// rateWindow is how far back a rate looks, as TaskRate promises (~5-10 s).
+	// rateWindowSpan is how far back a rate looks, as TaskRate promises (~5-10 s).
 	rateWindowSpan = 10 * time.Second
 	// sampleEvery is the least time between two stored samples.
 	sampleEvery = time.Second
@@ -16,7 +16,7 @@ const (
 )
 
 type counts struct {
-	polled, written, read, put int64
+	polled, written, read, put, commitsCompleted int64
 }
 
 type rateSample struct {
@@ -70,14 +70,17 @@ func (w *rateWindow) perSecond(now time.Time, cur counts, started time.Time) rat
 		written: float64(cur.written-base.written) / secs,
 		read:    float64(cur.read-base.read) / secs,
 		put:     float64(cur.put-base.put) / secs,
+
+		commitsCompleted: float64(cur.commitsCompleted-base.commitsCompleted) / secs,
 	}
 }
 
 // rates are records per second of each count.
 type rates struct {
-	polled, written, read, put float64
+	polled, written, read, put, commitsCompleted float64
 }
 
 func (t *Task) counts() counts {
-	return counts{polled: t.polled.Load(), written: t.written.Load(), read: t.read.Load(), put: t.put.Load()}
+	return counts{polled: t.polled.Load(), written: t.written.Load(), read: t.read.Load(), put: t.put.Load(),
+		commitsCompleted: t.commitsCompleted.Load()}
 }

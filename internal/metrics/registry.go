@@ -8,7 +8,6 @@ package metrics
 import (
 	"cmp"
 	"net/http"
-
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,11 @@ type Registry struct {
 
 	mu       sync.Mutex
 	tasks    map[taskKey]*Task
-	restarts map[taskKey]int64 // supervisor restarts, kept across task instances
+	restarts map[taskKey]int64       // supervisor restarts, kept across task instances
+	errors   map[taskKey]*taskErrors // kept across task instances too
+	// left marks tasks that left the worker while an instance was still
+	// draining: its StopTask forgets them.
+	left map[taskKey]bool
 	// connectorRestarts are the supervisor's restarts of connector instances.
 	connectorRestarts map[string]int64
 	mailboxes         map[string]watchedMailbox // by actor PID id
@@ -109,7 +112,7 @@ type watchedMailbox struct {
 // collectors beside the worker's own.
 func NewRegistry() *Registry {
 	r := &Registry{
-		now: time.Now, tasks: map[taskKey]*Task{}, restarts: map[taskKey]int64{},
+		now: time.Now, tasks: map[taskKey]*Task{}, restarts: map[taskKey]int64{}, errors: map[taskKey]*taskErrors{}, left: map[taskKey]bool{},
 		connectorRestarts: map[string]int64{}, mailboxes: map[string]watchedMailbox{},
 		prom: prometheus.NewRegistry(),
 	}
@@ -162,16 +165,58 @@ func (r *Registry) SetView(v WorkerView) {
 // StartTask registers a task instance that starts running and returns its
 // recorder; a nil registry returns nil, whose methods record nothing. A task
 // started again (a restart, a new assignment) gets a new recorder: its
-// totals count from its start, as Connect's task metrics do.
+// totals count from its start, as Connect's task metrics do. Its error
+// counts carry on from its previous instances on this worker (taskErrors).
 func (r *Registry) StartTask(connector string, task int, kind string) *Task {
 	if r == nil {
 		return nil
 	}
-	t := newTask(connector, task, kind, r.now())
+	k := taskKey{connector, task}
 	r.mu.Lock()
-	r.tasks[taskKey{connector, task}] = t
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	errs := r.errors[k]
+	if errs == nil {
+		errs = &taskErrors{}
+		r.errors[k] = errs
+	}
+	t := newTask(connector, task, kind, r.now(), errs)
+	r.tasks[k] = t
+	delete(r.left, k)
 	return t
+}
+
+// TaskLeft records that a task left this worker for good (its actor's
+// final stop, not a restart): its restarts and error counts go, unless an
+// instance of it runs here again already.
+func (r *Registry) TaskLeft(connector string, task int) {
+	if r == nil {
+		return
+	}
+	k := taskKey{connector, task}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tasks[k] == nil {
+		r.forgetLocked(k)
+	} else {
+		r.left[k] = true // an instance still drains; StopTask forgets
+	}
+}
+
+func (r *Registry) forgetLocked(k taskKey) {
+	delete(r.errors, k)
+	delete(r.restarts, k)
+	delete(r.left, k)
+}
+
+// ConnectorLeft records that a connector instance left this worker for
+// good: its restarts go.
+func (r *Registry) ConnectorLeft(connector string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.connectorRestarts, connector)
+	r.mu.Unlock()
 }
 
 // StopTask unregisters a task instance; a newer instance of the same task
@@ -184,6 +229,9 @@ func (r *Registry) StopTask(t *Task) {
 	k := taskKey{t.connector, t.task}
 	if r.tasks[k] == t {
 		delete(r.tasks, k)
+		if r.left[k] {
+			r.forgetLocked(k)
+		}
 	}
 	r.mu.Unlock()
 }

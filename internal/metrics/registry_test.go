@@ -155,7 +155,7 @@ func TestRecorderRace(t *testing.T) {
 	if got := src.written.Load(); got != writers*each {
 		t.Errorf("written = %d, want %d", got, writers*each)
 	}
-	if got := src.active.Load(); got != 0 {
+	if got := src.activeCount(); got != 0 {
 		t.Errorf("active = %d, want 0 after every polled record was written", got)
 	}
 	if got := sink.commitMaxNanos.Load(); got != each-1 {
@@ -189,7 +189,7 @@ func TestRecordPathDoesNotAllocate(t *testing.T) {
 }
 
 func TestRatiosFollowPauses(t *testing.T) {
-	task := newTask("c", 0, KindSource, time.Unix(0, 0))
+	task := newTask("c", 0, KindSource, time.Unix(0, 0), &taskErrors{})
 	task.setPaused(true, time.Unix(30, 0))
 	task.setPaused(false, time.Unix(40, 0))
 	running, paused := task.ratios(time.Unix(100, 0))
@@ -202,5 +202,52 @@ func TestRatiosFollowPauses(t *testing.T) {
 func collectAll(t *testing.T, r *Registry) {
 	if _, err := r.Gatherer().Gather(); err != nil {
 		t.Error(err)
+	}
+}
+
+// BenchmarkRecordPath is what a source record costs the recorder: one
+// Written per record and one Polled per batch of 100, with the producer's
+// acks and the task's polls on different goroutines as in the pipeline.
+func BenchmarkRecordPath(b *testing.B) {
+	task := NewRegistry().StartTask("c", 0, KindSource)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if i%100 == 0 {
+				task.Polled(100, time.Millisecond)
+			}
+			task.Written(true)
+			i++
+		}
+	})
+}
+
+// Error counts and restarts outlive a restarted instance, and go once the
+// task leaves the worker, also when its last instance stops after that.
+func TestErrorsAndRestartsOutliveInstancesUntilTheTaskLeaves(t *testing.T) {
+	r, _ := newTestRegistry()
+	first := r.StartTask("c", 0, KindSink)
+	first.RecordError(true)
+	first.Put(5, time.Millisecond)
+	r.TaskRestarted("c", 0)
+	r.StopTask(first)
+	second := r.StartTask("c", 0, KindSink)
+	if got := second.recordFailures.Load(); got != 1 {
+		t.Fatalf("the restarted instance sees %d record failures, want the first instance's 1", got)
+	}
+	if got := second.put.Load(); got != 0 {
+		t.Fatalf("the restarted instance starts with %d records put, want 0", got)
+	}
+	r.TaskLeft("c", 0) // the actor stopped while the second instance drains
+	if r.errors[taskKey{"c", 0}] == nil || r.restarts[taskKey{"c", 0}] != 1 {
+		t.Fatal("a draining instance's counts went before it stopped")
+	}
+	r.StopTask(second)
+	if r.errors[taskKey{"c", 0}] != nil || r.restarts[taskKey{"c", 0}] != 0 {
+		t.Fatal("the counts of a task that left the worker stayed")
+	}
+	third := r.StartTask("c", 0, KindSink)
+	if got := third.recordFailures.Load(); got != 0 {
+		t.Fatalf("a task back on the worker sees %d old record failures, want 0", got)
 	}
 }

@@ -24,8 +24,11 @@ type Task struct {
 	started   time.Time
 
 	// Source: records returned by poll, records acknowledged by Kafka, and
-	// records polled but not yet acknowledged (Connect's active count).
-	polled, written, active atomic.Int64
+	// polled records that will not be (failed, dropped by a transform,
+	// skipped). Those polled and neither are active (activeCount): a
+	// counter of its own would cost each record a second atomic add, on a
+	// line the polling goroutine writes too.
+	polled, written, unwritten atomic.Int64
 	// Sink: records fetched from Kafka, records put to the task.
 	read, put atomic.Int64
 	// Batches: poll batches (source) or put batches (sink), with their total
@@ -36,10 +39,9 @@ type Task struct {
 	commits, commitsOK, commitNanos, commitMaxNanos atomic.Int64
 	// Sink offset commits that completed (Connect's offset-commit-completion).
 	commitsCompleted atomic.Int64
-	// Error handling (Connect's task-error-metrics).
-	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
-	dlqRequests, dlqFailures, retries                          atomic.Int64
-	lastErrorMillis                                            atomic.Int64
+	// Error handling (Connect's task-error-metrics): shared by the
+	// successive instances of the task on this worker (taskErrors).
+	*taskErrors
 	// Running and paused time: the state and since when, plus the time
 	// spent in each state before.
 	paused                    atomic.Bool
@@ -64,8 +66,19 @@ type partitionLag struct {
 	lag *atomic.Int64
 }
 
-func newTask(connector string, task int, kind string, now time.Time) *Task {
-	t := &Task{connector: connector, task: task, kind: kind, started: now}
+// taskErrors are a task's error counts. Unlike the other counters they
+// outlive a task instance: Sluice restarts a failed task by itself (Connect
+// leaves it FAILED, its metrics in view), so counts kept per instance would
+// vanish with the very instance that failed. They go when the task leaves
+// the worker (Registry.TaskLeft).
+type taskErrors struct {
+	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
+	dlqRequests, dlqFailures, retries                          atomic.Int64
+	lastErrorMillis                                            atomic.Int64
+}
+
+func newTask(connector string, task int, kind string, now time.Time, errs *taskErrors) *Task {
+	t := &Task{connector: connector, task: task, kind: kind, started: now, taskErrors: errs}
 	t.stateSince.Store(now.UnixNano())
 	return t
 }
@@ -76,7 +89,6 @@ func (t *Task) Polled(n int, d time.Duration) {
 		return
 	}
 	t.polled.Add(int64(n))
-	t.active.Add(int64(n))
 	t.batch(n, d)
 }
 
@@ -86,9 +98,10 @@ func (t *Task) Written(ok bool) {
 	if t == nil {
 		return
 	}
-	t.active.Add(-1)
 	if ok {
 		t.written.Add(1)
+	} else {
+		t.unwritten.Add(1)
 	}
 }
 
@@ -98,7 +111,14 @@ func (t *Task) Dropped() {
 	if t == nil {
 		return
 	}
-	t.active.Add(-1)
+	t.unwritten.Add(1)
+}
+
+// activeCount is the records polled and not yet written or given up. The
+// ends are loaded before polled, which only grows, so it is never negative.
+func (t *Task) activeCount() int64 {
+	done := t.written.Load() + t.unwritten.Load()
+	return t.polled.Load() - done
 }
 
 // Read records n records a sink task fetched from Kafka.

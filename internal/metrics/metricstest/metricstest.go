@@ -84,6 +84,7 @@ var Running = map[string]Family{
 	"kafka_connect_sink_task_put_batch_avg_time_ms":          {gauge, task},
 	"kafka_connect_sink_task_put_batch_max_time_ms":          {gauge, task},
 	"kafka_connect_sink_task_offset_commit_completion_total": {counter, task},
+	"kafka_connect_sink_task_offset_commit_completion_rate":  {gauge, task},
 	"kafka_connect_sink_task_sink_record_lag_max":            {gauge, task},
 	"kafka_connect_sink_task_partition_count":                {gauge, task},
 
