@@ -107,6 +107,10 @@ type Config struct {
 	// /admin/loggers changes them at run time. The zero Logger logs
 	// nothing.
 	Log zerolog.Logger
+	// DisableMetrics turns the metrics off: nothing is recorded and GET
+	// /metrics (Prometheus, under Kafka Connect's metric names) is not
+	// served, as the worker command's --metrics=false.
+	DisableMetrics bool
 }
 
 // Worker is a running worker. Its methods are safe for concurrent use.
@@ -136,11 +140,12 @@ func NewWorker(cfg Config) (*Worker, error) {
 		GossipBind:      cfg.GossipBind,
 		GossipAdvertise: cfg.GossipAdvertise,
 		// A copy: the worker reads Props for as long as it runs.
-		Props:     maps.Clone(cfg.Props),
-		Registry:  cfg.Registry,
-		KafkaOpts: slices.Clone(cfg.KafkaOpts),
-		Log:       cfg.Log,
-		Version:   version(),
+		Props:          maps.Clone(cfg.Props),
+		Registry:       cfg.Registry,
+		KafkaOpts:      slices.Clone(cfg.KafkaOpts),
+		Log:            cfg.Log,
+		Version:        version(),
+		DisableMetrics: cfg.DisableMetrics,
 	})
 	if err != nil {
 		return nil, err

@@ -42,6 +42,14 @@ func TestWorkerStartsServesAndStops(t *testing.T) {
 	if err != nil || info.Version == "" {
 		t.Fatalf("GET / version %q, %v: want Sluice's version", info.Version, err)
 	}
+	resp, err = http.Get("http://" + w.RESTAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d, want 200 (metrics are on by default)", resp.StatusCode)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/builtin"
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/actors"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/storetest"
@@ -44,7 +45,11 @@ type env struct {
 // cadence. Ten small offset writes per second per task cost next to nothing.
 const benchFlushInterval = 100 * time.Millisecond
 
-func newEnv(tb testing.TB) *env {
+func newEnv(tb testing.TB) *env { return newEnvWith(tb, nil) }
+
+// newEnvWith is newEnv whose runtime records into reg (nil: metrics off,
+// as newEnv and the worker's --metrics=false).
+func newEnvWith(tb testing.TB, reg *metrics.Registry) *env {
 	tb.Helper()
 	k := storetest.Start(tb, "bench", actors.ProducerOpts()...)
 	e := &env{tb: tb, k: k, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
@@ -57,6 +62,7 @@ func newEnv(tb testing.TB) *env {
 		KafkaOpts: e.kopts, Producer: producer, Admin: e.adm,
 		OffsetFlushInterval: benchFlushInterval,
 		Log:                 log,
+		Metrics:             reg,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -108,6 +108,27 @@ func runSluice(ctx context.Context, e *env, name, topic string, s throughputSpec
 	})
 }
 
+// runAndDrop creates connector name with config and waits until wait (the
+// topic it writes to) holds every record of s, acked, and every offset is
+// committed; then it deletes the connector and that topic, so that the
+// next run starts from a worker and a broker that hold nothing of it.
+func (e *env) runAndDrop(ctx context.Context, name, wait string, config map[string]string, s throughputSpec) (sluiceTimes, error) {
+	start := time.Now()
+	if err := e.createConnector(ctx, name, config); err != nil {
+		return sluiceTimes{}, err
+	}
+	t, err := e.waitSluice(ctx, name, wait, s.total(), start, func() (bool, error) {
+		return e.committedAll(name, s.tasks, s.perTask)
+	})
+	if err != nil {
+		return t, err
+	}
+	if err := e.deleteConnector(ctx, name); err != nil {
+		return t, err
+	}
+	return t, e.deleteTopic(ctx, wait)
+}
+
 // waitSluice polls a Sluice run of connector name that started at start
 // until topic holds want records (acked) and committed reports every
 // offset stored (committed). A failed task, or more records than want,

@@ -47,22 +47,9 @@ func runChainPair(ctx context.Context, e *env, run int, s throughputSpec, plainF
 		}
 	}
 	one := func(name, topic, wait string, config map[string]string, into *sluiceTimes) func() error {
-		return func() error {
-			start := time.Now()
-			if err := e.createConnector(ctx, name, config); err != nil {
-				return err
-			}
-			t, err := e.waitSluice(ctx, name, wait, s.total(), start, func() (bool, error) {
-				return e.committedAll(name, s.tasks, s.perTask)
-			})
-			if err != nil {
-				return err
-			}
-			*into = t
-			if err := e.deleteConnector(ctx, name); err != nil {
-				return err
-			}
-			return e.deleteTopic(ctx, wait)
+		return func() (err error) {
+			*into, err = e.runAndDrop(ctx, name, wait, config, s)
+			return err
 		}
 	}
 	var plainT sluiceTimes

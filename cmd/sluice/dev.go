@@ -25,7 +25,7 @@ SCRAM-SHA-512 and trusts --tls-cert (a self-signed certificate for the
 
 const devBanner = `
 Sluice is running.
-  REST API      http://%[1]s   (Kafka Connect's API)
+  REST API      http://%[1]s   (Kafka Connect's API)%[6]s
   admin         %[5]s        (sluice connectors|tasks|plugins|workers --join %[5]s)
   Kafka         %[2]s        (any Kafka client or kcat works)
   data          %[3]s
@@ -86,6 +86,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost" // listening on every address
 	}
-	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap+sec.describe(), *dataDir, port, f.bind)
+	dashboard := "\n  dashboard     http://" + net.JoinHostPort(host, port) + "/ui   (sluice top for a terminal)"
+	if w.DashboardOff() {
+		dashboard = ""
+	}
+	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap+sec.describe(), *dataDir, port, f.bind, dashboard)
 	return serve(ctx, w, log)
 }

@@ -34,6 +34,7 @@ Admin commands (reach a running cluster through its actor system at --join):
   plugins     the connector plugins and their config keys
   workers     the workers, the leader, and which worker runs which task
   loggers     log levels at run time
+  top         tasks with state, worker, records/s and lag, refreshed every second
 
 Every flag can also be set in the environment as SLUICE_<FLAG>, upper case with
 dashes as underscores: --rest-addr is SLUICE_REST_ADDR. A flag given on the
@@ -63,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	admin := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
 		"connectors": runConnectors, "tasks": runTasks, "plugins": runPlugins, "workers": runWorkers, "loggers": runLoggers,
+		"top": runTop,
 	}
 	if f, ok := admin[args[0]]; ok {
 		return f(ctx, args[1:], stdout, stderr)

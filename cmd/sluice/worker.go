@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +77,10 @@ type workerFlags struct {
 	requestTimeout time.Duration
 	// maxBody bounds a REST request's body; Connect has no key for it.
 	maxBody int64
+	// ui serves the dashboard (/ui, /ui/state) on the REST listeners.
+	ui bool
+	// metrics serves GET /metrics and records what it needs (on by default).
+	metrics bool
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
 	clusterSec clusterSecFlags
@@ -122,8 +127,10 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.probeWait, "probe-timeout", 100*time.Millisecond, "gossip failure detection: how long a probe waits for its answer")
 	fs.IntVar(&f.suspicion, "suspicion-mult", 2, "gossip failure detection: how many probe intervals a suspected worker has to refute before it is declared dead")
 	f.clusterSec.register(fs)
+	fs.BoolVar(&f.ui, "ui", true, "serve the live dashboard at /ui and its JSON at /ui/state on the REST listeners, behind the REST API's authentication; --ui=false answers both 404")
 	fs.Int64Var(&f.maxBody, "rest-max-body-bytes", rest.MaxBodyBytes, "the largest REST request body taken; a larger one is answered 413 (Kafka Connect has no such bound or key)")
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
+	fs.BoolVar(&f.metrics, "metrics", true, "record metrics and serve them at GET /metrics (Prometheus text and OpenMetrics); --metrics=false records nothing")
 	f.logFlags.register(fs)
 }
 
@@ -195,6 +202,7 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		RestartBackoffMax: f.backoffMax,
 		RequestTimeout:    f.requestTimeout,
 		RESTMaxBodyBytes:  f.maxBody,
+		DisableMetrics:    !f.metrics,
 		GossipBind:        f.bind,
 		GossipAdvertise:   f.advertise,
 		Join:              connectors.SplitList(f.join),
@@ -225,6 +233,11 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 	}
 	if use("heartbeat-interval", "heartbeat.interval.ms") {
 		cfg.HeartbeatInterval = f.heartbeat
+	}
+	if set["ui"] {
+		// The flag wins over sluice.ui.enable: it replaces the key, which
+		// the worker reads (a DisableUI of false cannot say "on").
+		props[worker.KeyUIEnable] = strconv.FormatBool(f.ui)
 	}
 	return cfg, nil
 }

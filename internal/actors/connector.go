@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/configprovider"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -25,7 +26,7 @@ type connectorActor struct {
 
 func newConnectorActor(rt *Runtime, work *ConnectorWork, su *setup, inc *incarnation) *connectorActor {
 	a := &connectorActor{rt: rt, setup: su, log: rt.opts.Log.With().Str("connector", work.Name).Logger()}
-	a.lifecycle = lifecycle{inc: inc, work: work, what: "connector", report: a.report}
+	a.lifecycle = lifecycle{inc: inc, work: work, what: metrics.Connector, report: a.report, metrics: rt.opts.Metrics}
 	return a
 }
 
@@ -42,8 +43,13 @@ func (a *connectorActor) Receive(c actor.Context) {
 	if a.receive(c, func(ctx context.Context, gen int) { a.start(c, ctx, gen) }) {
 		return
 	}
-	if m, ok := c.Message().(*computed); ok && m.gen == a.gen {
-		c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
+	switch m := c.Message().(type) {
+	case *computed:
+		if m.gen == a.gen {
+			c.Send(c.Parent(), &taskConfigsComputed{configs: m.configs})
+		}
+	case *actor.Stopped:
+		a.rt.opts.Metrics.ConnectorLeft(a.work.Name)
 	}
 }
 

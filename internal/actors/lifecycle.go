@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -20,6 +21,8 @@ type lifecycle struct {
 	what string // "task" or "connector", for messages
 	// report writes this actor's status.
 	report func(work *ConnectorWork, s state.State)
+	// metrics counts startups and the connectors and tasks running here.
+	metrics *metrics.Registry
 
 	gen      int
 	cancel   context.CancelFunc
@@ -36,7 +39,10 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 		l.gen = l.inc.starts
 		if l.gen > 1 {
 			l.report(l.work, state.StateRestarting)
+		} else {
+			l.metrics.Running(l.what, 1)
 		}
+		l.metrics.StartupAttempt(l.what)
 		ctx, cancel := context.WithCancel(context.Background())
 		l.cancel = cancel
 		start(ctx, l.gen)
@@ -48,6 +54,7 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 	case *pipelineOpened:
 		if m.gen == l.gen {
 			l.opened = true
+			l.metrics.StartupResult(l.what, true)
 			l.reportRunState()
 		}
 	case *pipelineEnded:
@@ -55,6 +62,9 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 		// pipeline this actor cancelled, is no failure.
 		if m.gen != l.gen || l.stopping {
 			return true
+		}
+		if !l.opened {
+			l.metrics.StartupResult(l.what, false)
 		}
 		f := m.f
 		if f == nil {
@@ -66,6 +76,7 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 		l.stop()
 	case *actor.Stopping:
 		l.stop()
+		l.metrics.Running(l.what, -1)
 		return false // the actor may report more
 	default:
 		return false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/transform"
 )
 
@@ -24,6 +25,8 @@ type taskRun struct {
 	log        zerolog.Logger
 	// opened is called once the task's Open succeeded.
 	opened func()
+	// rec records the task's metrics; nil with metrics off.
+	rec *metrics.Task
 }
 
 // codec is what a task's records go through between the task and Kafka:
@@ -74,11 +77,28 @@ func (r *taskRun) run(ctx context.Context) error {
 	keys := st.keys
 	switch conn := st.plugin.New().(type) {
 	case connectors.SourceConnector:
+		defer r.record(metrics.KindSource)()
 		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
+		defer r.record(metrics.KindSink)()
 		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
 	default:
 		return fmt.Errorf("connector class %q makes neither source nor sink tasks", st.plugin.Class)
+	}
+}
+
+// record registers the task's metrics recorder for this run, following the
+// gate's pauses for the running and pause ratios; the returned func
+// unregisters it.
+func (r *taskRun) record(kind string) func() {
+	r.rec = r.rt.opts.Metrics.StartTask(r.id.Connector, r.id.Task, kind)
+	if r.rec == nil {
+		return func() {}
+	}
+	r.gate.watch(r.rec.Paused)
+	return func() {
+		r.gate.watch(nil)
+		r.rt.opts.Metrics.StopTask(r.rec)
 	}
 }
 

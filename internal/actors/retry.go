@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/metrics"
 )
 
 // Retriable errors (connectors.Retriable) are retried in two ways, as Kafka
@@ -38,13 +39,14 @@ import (
 // retryCall calls fn until it succeeds, fails with an error not marked
 // connectors.Retriable, or ctx ends. Retriable errors back off from 100 ms
 // to max; they are logged, since a sink that retries forever looks stuck.
-func retryCall(ctx context.Context, log zerolog.Logger, what string, max time.Duration, fn func() error) error {
+func retryCall(ctx context.Context, log zerolog.Logger, rec *metrics.Task, what string, max time.Duration, fn func() error) error {
 	delay := 100 * time.Millisecond
 	for {
 		err := fn()
 		if err == nil || !connectors.IsRetriable(err) {
 			return err
 		}
+		rec.Retry()
 		log.Warn().Err(err).Dur("retry_in", delay).Msgf("%s failed with a retriable error", what)
 		select {
 		case <-ctx.Done():
@@ -67,7 +69,7 @@ const stageRetryMin = 300 * time.Millisecond
 // last retriable one once the timeout is spent; the caller hands an error to
 // errors.tolerance. When ctx ends during a wait it returns op's last error
 // at once: the caller, stopping, must not take it for the stage's verdict.
-func retryStage(ctx context.Context, log zerolog.Logger, what string, keys connconfig.Runtime, op func() error) error {
+func retryStage(ctx context.Context, log zerolog.Logger, rec *metrics.Task, what string, keys connconfig.Runtime, op func() error) error {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		err := op()
@@ -82,6 +84,7 @@ func retryStage(ctx context.Context, log zerolog.Logger, what string, keys connc
 		if !keys.RetriesForever() && delay > left {
 			delay = left
 		}
+		rec.Retry()
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", delay).Msgf("%s failed with a retriable error", what)
 		select {
 		case <-ctx.Done():

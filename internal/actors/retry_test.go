@@ -54,7 +54,7 @@ func TestRetryStage(t *testing.T) {
 			defer cancel()
 			attempts := 0
 			start := time.Now()
-			err := retryStage(ctx, nop, "test", tc.keys, func() error {
+			err := retryStage(ctx, nop, nil, "test", tc.keys, func() error {
 				attempts++
 				if tc.fails < 0 || attempts <= tc.fails {
 					return tc.err
@@ -82,7 +82,7 @@ func TestRetryStageForeverEndsWithTheTask(t *testing.T) {
 	defer cancel()
 	var attempts atomic.Int32
 	start := time.Now()
-	err := retryStage(ctx, zerolog.Nop(), "test", stageKeys(-time.Millisecond, 20*time.Millisecond), func() error {
+	err := retryStage(ctx, zerolog.Nop(), nil, "test", stageKeys(-time.Millisecond, 20*time.Millisecond), func() error {
 		attempts.Add(1)
 		return errFlaky
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/internal/kafkasec"
+	"github.com/sluice-io/sluice/internal/metrics"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -90,6 +91,9 @@ type Options struct {
 	// MaxInFlight bounds a source task's records produced but not acked.
 	MaxInFlight int
 	Log         zerolog.Logger
+	// Metrics records what the pipelines and actors do; nil records
+	// nothing (the worker's --metrics=false).
+	Metrics *metrics.Registry
 }
 
 func (o *Options) defaults() {
@@ -140,10 +144,12 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		return slog.New(routine{slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})})
 	}))
 	r := &Runtime{opts: opts, system: system, leases: newLeases(), live: map[string]int{}}
-	pid, err := system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newWorkerActor(r) }), "worker")
+	props, mailbox := r.propsOf(func() actor.Actor { return newWorkerActor(r) })
+	pid, err := system.Root.SpawnNamed(props, "worker")
 	if err != nil {
 		return nil, fmt.Errorf("actors: spawn worker: %w", err)
 	}
+	r.watchMailbox(pid, "worker", mailbox)
 	r.worker = pid
 	return r, nil
 }
@@ -273,4 +279,35 @@ func (r *Runtime) Stop(ctx context.Context) error {
 
 func (r *Runtime) status(st state.State, trace string, generation int64) state.Status {
 	return state.Status{State: st, Trace: trace, WorkerID: r.opts.WorkerID, Generation: generation}
+}
+
+// mailboxCell holds the mailbox protoactor made for one spawn, so the
+// metrics registry can read its depth (sluice_actor_mailbox_depth).
+type mailboxCell struct{ mb actor.Mailbox }
+
+// propsOf is actor.PropsFromProducer with, when metrics are on, a mailbox
+// the registry can watch once the actor is spawned (watchMailbox).
+func (r *Runtime) propsOf(p actor.Producer) (*actor.Props, *mailboxCell) {
+	if r.opts.Metrics == nil {
+		return actor.PropsFromProducer(p), nil
+	}
+	cell := &mailboxCell{}
+	return actor.PropsFromProducer(p, actor.WithMailbox(func() actor.Mailbox {
+		cell.mb = actor.Unbounded()()
+		return cell.mb
+	})), cell
+}
+
+// watchMailbox reports the spawned actor's mailbox depth under label until
+// forgetMailbox.
+func (r *Runtime) watchMailbox(pid *actor.PID, label string, cell *mailboxCell) {
+	if cell != nil && cell.mb != nil && pid != nil {
+		r.opts.Metrics.WatchMailbox(pid.Id, label, cell.mb)
+	}
+}
+
+func (r *Runtime) forgetMailbox(pid *actor.PID) {
+	if pid != nil {
+		r.opts.Metrics.ForgetMailbox(pid.Id)
+	}
 }

@@ -244,6 +244,7 @@ func noOffset(err error) bool {
 
 // deliver converts a fetched batch and writes it.
 func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
+	p.recordFetch(fetches)
 	batch := make([]*connectors.SinkRecord, 0, fetches.NumRecords())
 	next := map[connectors.TopicPartition]int64{}
 	var convErr error
@@ -255,9 +256,14 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		sr, err := p.prepare(ctx, r)
 		if err != nil {
 			if !p.keys.TolerateAll() || ctx.Err() != nil {
+				if ctx.Err() == nil {
+					p.rec.RecordError(true)
+				}
 				convErr = err
 				return
 			}
+			p.rec.RecordError(false)
+			p.rec.Skipped()
 			if dlqErr := p.deadLetter(ctx, r, err); dlqErr != nil {
 				convErr = dlqErr
 				return
@@ -279,7 +285,11 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		return convErr
 	}
 	if len(batch) > 0 {
-		err := retryCall(ctx, p.log, "write", p.keys.RetryDelayMax, func() error { return p.task.Write(ctx, batch) })
+		start := time.Now()
+		err := retryCall(ctx, p.log, p.rec, "write", p.keys.RetryDelayMax, func() error { return p.task.Write(ctx, batch) })
+		if err == nil {
+			p.rec.Put(len(batch), time.Since(start))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // stopping: nothing of this batch is committed
@@ -295,12 +305,26 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 	return nil
 }
 
+// recordFetch records the records fetched and each fetched partition's lag:
+// the records from the last one fetched to the partition's high watermark.
+func (p *sinkPipeline) recordFetch(fetches kgo.Fetches) {
+	if p.rec == nil {
+		return
+	}
+	p.rec.Read(fetches.NumRecords())
+	fetches.EachPartition(func(ftp kgo.FetchTopicPartition) {
+		if n := len(ftp.Records); n > 0 {
+			p.rec.Lag(ftp.Topic, ftp.Partition, ftp.HighWatermark-(ftp.Records[n-1].Offset+1))
+		}
+	})
+}
+
 // prepare converts a consumed record and runs it through the transforms,
 // each stage retried as errors.retry.timeout says; nil when a transform
 // dropped it.
 func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.SinkRecord, error) {
 	var sr *connectors.SinkRecord
-	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+	err := retryStage(ctx, p.log, p.rec, "conversion", p.keys, func() (err error) {
 		sr, err = p.convert(r)
 		return err
 	})
@@ -311,7 +335,7 @@ func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.
 	// allocates no closure.
 	out, err := transformSink(p.chain, sr)
 	if connectors.IsRetriable(err) {
-		err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+		err = retryStage(ctx, p.log, p.rec, "transformation", p.keys, func() (err error) {
 			out, err = transformSink(p.chain, sr)
 			return err
 		})
@@ -345,6 +369,7 @@ func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
 // is configured, and in any case not written (invariant 7).
 func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause error) error {
 	if p.keys.LogErrors {
+		p.rec.ErrorLogged()
 		ev := p.log.Warn().Err(cause).Str("topic", r.Topic).Int32("partition", r.Partition).Int64("offset", r.Offset)
 		if p.keys.LogMessages {
 			ev = ev.Bytes("value", r.Value)
@@ -375,7 +400,9 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	defer cancel()
 	// Synchronous: the record's offset may be committed only once the
 	// dead letter queue has it.
-	if err := p.dlq.ProduceSync(pctx, dr).FirstErr(); err != nil {
+	err := p.dlq.ProduceSync(pctx, dr).FirstErr()
+	p.rec.DeadLetter(err == nil)
+	if err != nil {
 		return fmt.Errorf("dead letter queue %q: %w", p.keys.DLQ.Topic, err)
 	}
 	return nil
@@ -383,7 +410,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 
 // commit commits consumer offsets of durably written data. only, when not
 // nil, restricts it to some partitions (those being revoked).
-func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32) error {
+func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32) (err error) {
 	p.lastFlush = time.Now()
 	p.mu.Lock()
 	pending := map[connectors.TopicPartition]int64{}
@@ -399,10 +426,11 @@ func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32) erro
 	if len(pending) == 0 {
 		return nil
 	}
+	start := time.Now()
+	defer func() { p.rec.OffsetCommit(time.Since(start), err == nil) }()
 	safe := pending
 	if pc, ok := p.task.(connectors.PreCommitter); ok {
 		// A buffering sink says what is durable; only that is committed.
-		var err error
 		if safe, err = pc.PreCommit(ctx, pending); err != nil {
 			return fmt.Errorf("pre-commit: %w", err)
 		}
@@ -471,6 +499,9 @@ func toTopicPartitions(m map[string][]int32) []connectors.TopicPartition {
 
 func (p *sinkPipeline) assigned(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
 	p.log.Info().Interface("partitions", m).Msg("partitions assigned")
+	for _, parts := range m {
+		p.rec.Assigned(len(parts))
+	}
 	if pa, ok := p.task.(connectors.PartitionAware); ok {
 		if err := pa.Assigned(ctx, toTopicPartitions(m)); err != nil {
 			p.log.Error().Err(err).Msg("sink task refused assigned partitions")
@@ -503,6 +534,9 @@ func (p *sinkPipeline) lost(ctx context.Context, _ *kgo.Client, m map[string][]i
 }
 
 func (p *sinkPipeline) forget(m map[string][]int32) {
+	for t, parts := range m {
+		p.rec.Revoked(t, parts)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, tp := range toTopicPartitions(m) {

@@ -141,7 +141,8 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		}
 		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 		var batch []*connectors.SourceRecord
-		err := retryCall(ctx, p.log, "poll", p.keys.RetryDelayMax, func() (err error) {
+		pollStart := time.Now()
+		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
 			batch, err = p.task.Poll(pctx)
 			return err
 		})
@@ -154,6 +155,11 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 				continue // a Poll that honoured its deadline returning its error
 			}
 			return fmt.Errorf("poll: %w", err)
+		}
+		if len(batch) > 0 {
+			// Empty polls are not batches: they would drag the poll
+			// time and batch size averages toward the poll timeout and 0.
+			p.rec.Polled(len(batch), time.Since(pollStart))
 		}
 		for _, rec := range batch {
 			if err := p.send(ctx, produceCtx, rec); err != nil {
@@ -169,6 +175,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 // send converts one record and hands it to the producer.
 func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.SourceRecord) error {
 	if rec == nil {
+		p.rec.Dropped()
 		return nil
 	}
 	e := p.tracker.add(rec.Partition, rec.Offset)
@@ -177,7 +184,7 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		if connectors.IsRetriable(err) {
 			// Only a retriable failure goes through the retries: the
 			// common path allocates no closure.
-			err = retryStage(ctx, p.log, "transformation", p.keys, func() (err error) {
+			err = retryStage(ctx, p.log, p.rec, "transformation", p.keys, func() (err error) {
 				out, err = transformSource(p.chain, &p.scratch, &p.transformed, rec)
 				return err
 			})
@@ -189,12 +196,13 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 			// Dropped by a transform: nothing to produce, and its offset
 			// commits like a produced record's.
 			p.tracker.skip(e)
+			p.rec.Dropped()
 			return nil
 		}
 		rec = out
 	}
 	var kr *kgo.Record
-	err := retryStage(ctx, p.log, "conversion", p.keys, func() (err error) {
+	err := retryStage(ctx, p.log, p.rec, "conversion", p.keys, func() (err error) {
 		kr, err = p.convert(rec)
 		return err
 	})
@@ -204,6 +212,7 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	if !p.topics[kr.Topic] {
 		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
 			p.tracker.ack(e, err)
+			p.rec.Dropped()
 			return err
 		}
 		p.topics[kr.Topic] = true
@@ -222,6 +231,7 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 			err = fmt.Errorf("the task's producer: %w", authErr)
 		}
 		p.tracker.ack(e, err)
+		p.rec.Written(err == nil)
 		if err == nil {
 			p.active.used(active)
 		}
@@ -260,9 +270,15 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 		// watermark stops before it; the task fails (or stops) and its
 		// next instance reads it again.
 		p.tracker.ack(e, err)
+		p.rec.Dropped()
+		if ctx.Err() == nil {
+			p.rec.RecordError(true)
+		}
 		return err
 	}
+	p.rec.RecordError(false)
 	if p.keys.LogErrors {
+		p.rec.ErrorLogged()
 		stage, _ := stageOf(err, "")
 		ev := p.log.Warn().Err(err).Str("topic", rec.Topic).Str("stage", stage)
 		if p.keys.LogMessages {
@@ -271,6 +287,8 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 		ev.Msg("skipping a record that failed (errors.tolerance=all)")
 	}
 	p.tracker.skip(e)
+	p.rec.Dropped()
+	p.rec.Skipped()
 	return nil
 }
 
@@ -343,7 +361,10 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 	// offset.flush.timeout.ms bounds the write of the offsets.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
 	defer cancel()
-	if err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries); err != nil {
+	start := time.Now()
+	err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries)
+	p.rec.OffsetCommit(time.Since(start), err == nil)
+	if err != nil {
 		// Not fatal: the same offsets (or newer) are written next time.
 		p.log.Warn().Err(err).Msg("offset flush failed; will retry")
 		return nil

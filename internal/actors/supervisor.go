@@ -88,6 +88,7 @@ func (s *supervisor) Receive(c actor.Context) {
 		s.deleted = m.deleted
 		c.Stop(c.Self())
 	case *actor.Terminated:
+		s.rt.forgetMailbox(m.Who)
 		s.forget(m.Who)
 	case *actor.Stopping:
 		if s.writeCancel != nil {
@@ -124,10 +125,12 @@ func (s *supervisor) reportFailure(pid *actor.PID, reason any, delay time.Durati
 	st := s.rt.status(state.StateFailed, fmt.Sprintf("%s\n\nSluice restarts it in %s.", trace, delay.Round(time.Millisecond)), gen)
 	log := s.log.Error().Err(err).Dur("restart_in", delay)
 	if ch.task < 0 {
+		s.rt.opts.Metrics.ConnectorRestarted(s.name)
 		log.Msg("connector failed")
 		s.rt.opts.Status.PutConnector(s.name, st)
 		return
 	}
+	s.rt.opts.Metrics.TaskRestarted(s.name, ch.task)
 	log.Int("task", ch.task).Msg("task failed")
 	s.rt.opts.Status.PutTask(connectors.TaskID{Connector: s.name, Task: ch.task}, st)
 }
@@ -225,17 +228,19 @@ func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) 
 	ch := &child{task: task, config: config, state: &incarnation{gate: newGate(s.work.Target == state.TargetPaused)}}
 	w, su := s.work, s.setup
 	var props *actor.Props
-	var name string
+	var mailbox *mailboxCell
+	var name, label string
 	if task < 0 {
-		name = "connector"
-		props = actor.PropsFromProducer(func() actor.Actor { return newConnectorActor(s.rt, w, su, ch.state) })
+		name, label = "connector", "connector:"+s.name
+		props, mailbox = s.rt.propsOf(func() actor.Actor { return newConnectorActor(s.rt, w, su, ch.state) })
 	} else {
-		name = "task-" + strconv.Itoa(task)
+		name, label = "task-"+strconv.Itoa(task), "task:"+s.name+"/"+strconv.Itoa(task)
 		id := connectors.TaskID{Connector: s.name, Task: task}
 		s.rt.setLive(taskKey(id), 1) // until the actor's final Stopped
-		props = actor.PropsFromProducer(func() actor.Actor { return newTaskActor(s.rt, id, w, su, config, ch.state) })
+		props, mailbox = s.rt.propsOf(func() actor.Actor { return newTaskActor(s.rt, id, w, su, config, ch.state) })
 	}
 	pid := c.SpawnPrefix(props, name+"#")
+	s.rt.watchMailbox(pid, label, mailbox)
 	ch.pid = pid
 	s.byPID[pid.Id] = ch
 	return ch

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -52,7 +53,7 @@ func newTaskActor(rt *Runtime, id connectors.TaskID, work *ConnectorWork, su *se
 		rt: rt, id: id, config: config, setup: su,
 		log: rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
 	}
-	a.lifecycle = lifecycle{inc: inc, work: work, what: "task", report: a.report}
+	a.lifecycle = lifecycle{inc: inc, work: work, what: metrics.TaskKind, report: a.report, metrics: rt.opts.Metrics}
 	return a
 }
 
@@ -65,6 +66,7 @@ func (a *taskActor) Receive(c actor.Context) {
 		a.report(a.work, state.StateUnassigned)
 	case *actor.Stopped:
 		a.rt.setLive(taskKey(a.id), -1)
+		a.rt.opts.Metrics.TaskLeft(a.id.Connector, a.id.Task)
 	}
 }
 
@@ -99,6 +101,20 @@ type gate struct {
 	mu     sync.Mutex
 	closed bool
 	wake   chan struct{}
+	// watcher, when set, is told the state now and at each change (the
+	// task's metrics recorder).
+	watcher func(paused bool)
+}
+
+// watch sets (or with nil clears) the gate's watcher and tells it the
+// current state.
+func (g *gate) watch(fn func(paused bool)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.watcher = fn
+	if fn != nil {
+		fn(g.closed)
+	}
 }
 
 func newGate(paused bool) *gate { return &gate{closed: paused, wake: make(chan struct{})} }
@@ -111,6 +127,9 @@ func (g *gate) set(paused bool) bool {
 		return false
 	}
 	g.closed = paused
+	if g.watcher != nil {
+		g.watcher(paused)
+	}
 	close(g.wake)
 	g.wake = make(chan struct{})
 	return true

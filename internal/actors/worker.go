@@ -33,6 +33,7 @@ func (w *workerActor) Receive(c actor.Context) {
 			c.Send(pid, m)
 		}
 	case *actor.Terminated:
+		w.rt.forgetMailbox(m.Who)
 		for name, pid := range w.sups {
 			if pid.Equal(m.Who) {
 				delete(w.sups, name)
@@ -57,13 +58,14 @@ func (w *workerActor) apply(c actor.Context, a *Assignment) {
 			// connector may still be stopping under its name. The
 			// supervisor is its children's strategy itself
 			// (supervisor.HandleFailure), so its props need none.
-			props := actor.PropsFromProducer(func() actor.Actor { return newSupervisor(w.rt, name) })
+			props, mailbox := w.rt.propsOf(func() actor.Actor { return newSupervisor(w.rt, name) })
 			var err error
 			pid, err = c.SpawnNamed(props, fmt.Sprintf("connector/%s#%d", name, w.seq))
 			if err != nil {
 				w.rt.opts.Log.Error().Err(err).Str("connector", name).Msg("cannot spawn connector supervisor")
 				continue
 			}
+			w.rt.watchMailbox(pid, "supervisor:"+name, mailbox)
 			w.sups[name] = pid
 		}
 		c.Send(pid, work)

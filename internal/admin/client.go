@@ -249,7 +249,7 @@ func resendable(req *controlpb.AdminRequest) bool {
 		*controlpb.AdminRequest_GetStatus, *controlpb.AdminRequest_GetTasks, *controlpb.AdminRequest_GetTaskStatus,
 		*controlpb.AdminRequest_GetOffsets, *controlpb.AdminRequest_ListPlugins, *controlpb.AdminRequest_PluginConfig,
 		*controlpb.AdminRequest_Validate, *controlpb.AdminRequest_GetTopics, *controlpb.AdminRequest_ListWorkers,
-		*controlpb.AdminRequest_ListLoggers, *controlpb.AdminRequest_GetLogger:
+		*controlpb.AdminRequest_ListLoggers, *controlpb.AdminRequest_GetLogger, *controlpb.AdminRequest_ClusterView:
 		return true
 	}
 	return false

@@ -35,6 +35,9 @@ type Server struct {
 	WorkerID string
 	// Workers answers list_workers with GET /workers' body.
 	Workers func(ctx context.Context) (any, error)
+	// ClusterView answers cluster_view with GET /ui/state's body (package
+	// ui); nil answers 409, as Workers.
+	ClusterView func(ctx context.Context) (any, error)
 	// RestartLocal restarts a task if it runs on this worker.
 	RestartLocal func(connector string, task int) bool
 	// Timeout bounds one request; default 120 s, above the control plane's
@@ -164,6 +167,12 @@ func (s *Server) serve(ctx context.Context, req *controlpb.AdminRequest) (int, a
 			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}
 		}
 		v, err := s.Workers(ctx)
+		return ok, v, err
+	case *controlpb.AdminRequest_ClusterView:
+		if s.ClusterView == nil {
+			return 0, nil, &control.Error{Code: http.StatusConflict, Message: Conflict}
+		}
+		v, err := s.ClusterView(ctx)
 		return ok, v, err
 	case *controlpb.AdminRequest_ListLoggers:
 		return ok, c.Loggers(), nil

@@ -199,6 +199,186 @@ func (x *WorkerInfo) GetTasks() []*TaskRef {
 	return nil
 }
 
+// TaskRatesRequest asks a worker's admin actor for the throughput of the
+// tasks that worker runs; workers send it to each other to build the
+// cluster view (package ui), never over HTTP (REST may need credentials).
+type TaskRatesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRatesRequest) Reset() {
+	*x = TaskRatesRequest{}
+	mi := &file_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRatesRequest) ProtoMessage() {}
+
+func (x *TaskRatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRatesRequest.ProtoReflect.Descriptor instead.
+func (*TaskRatesRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{3}
+}
+
+// TaskRate is one task's throughput as its worker measures it.
+type TaskRate struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Connector string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Task      int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	// kind is "source" or "sink".
+	Kind          string  `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	RecordsPerSec float64 `protobuf:"fixed64,4,opt,name=records_per_sec,json=recordsPerSec,proto3" json:"records_per_sec,omitempty"`
+	Total         int64   `protobuf:"varint,5,opt,name=total,proto3" json:"total,omitempty"`
+	// lag is a sink task's consumer lag in records, the most over its
+	// partitions; -1 for a source, which has none.
+	Lag           int64 `protobuf:"varint,6,opt,name=lag,proto3" json:"lag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRate) Reset() {
+	*x = TaskRate{}
+	mi := &file_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRate) ProtoMessage() {}
+
+func (x *TaskRate) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRate.ProtoReflect.Descriptor instead.
+func (*TaskRate) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TaskRate) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *TaskRate) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *TaskRate) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *TaskRate) GetRecordsPerSec() float64 {
+	if x != nil {
+		return x.RecordsPerSec
+	}
+	return 0
+}
+
+func (x *TaskRate) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *TaskRate) GetLag() int64 {
+	if x != nil {
+		return x.Lag
+	}
+	return 0
+}
+
+// TaskRates answers TaskRatesRequest.
+type TaskRates struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Rates         []*TaskRate            `protobuf:"bytes,2,rep,name=rates,proto3" json:"rates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRates) Reset() {
+	*x = TaskRates{}
+	mi := &file_control_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRates) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRates) ProtoMessage() {}
+
+func (x *TaskRates) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRates.ProtoReflect.Descriptor instead.
+func (*TaskRates) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TaskRates) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *TaskRates) GetRates() []*TaskRate {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
 // AdminRequest is one control request to a worker's admin actor: what the
 // REST API can do, for the `sluice` admin commands. Any worker answers
 // reads from its own view; writes go on to the group leader.
@@ -250,6 +430,7 @@ type AdminRequest struct {
 	//	*AdminRequest_SetLogger
 	//	*AdminRequest_LocalRestartTask
 	//	*AdminRequest_PutTaskConfigs
+	//	*AdminRequest_ClusterView
 	Op            isAdminRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -257,7 +438,7 @@ type AdminRequest struct {
 
 func (x *AdminRequest) Reset() {
 	*x = AdminRequest{}
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +450,7 @@ func (x *AdminRequest) String() string {
 func (*AdminRequest) ProtoMessage() {}
 
 func (x *AdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +463,7 @@ func (x *AdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminRequest.ProtoReflect.Descriptor instead.
 func (*AdminRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{3}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AdminRequest) GetForwardedBy() string {
@@ -581,6 +762,15 @@ func (x *AdminRequest) GetPutTaskConfigs() *TaskConfigs {
 	return nil
 }
 
+func (x *AdminRequest) GetClusterView() *ClusterView {
+	if x != nil {
+		if x, ok := x.Op.(*AdminRequest_ClusterView); ok {
+			return x.ClusterView
+		}
+	}
+	return nil
+}
+
 type isAdminRequest_Op interface {
 	isAdminRequest_Op()
 }
@@ -705,6 +895,12 @@ type AdminRequest_PutTaskConfigs struct {
 	PutTaskConfigs *TaskConfigs `protobuf:"bytes,38,opt,name=put_task_configs,json=putTaskConfigs,proto3,oneof"`
 }
 
+type AdminRequest_ClusterView struct {
+	// cluster_view is the dashboard's view of the whole cluster (GET
+	// /ui/state's body), built by the worker asked: `sluice top` uses it.
+	ClusterView *ClusterView `protobuf:"bytes,39,opt,name=cluster_view,json=clusterView,proto3,oneof"`
+}
+
 func (*AdminRequest_ListConnectors) isAdminRequest_Op() {}
 
 func (*AdminRequest_GetConnector) isAdminRequest_Op() {}
@@ -763,6 +959,8 @@ func (*AdminRequest_LocalRestartTask) isAdminRequest_Op() {}
 
 func (*AdminRequest_PutTaskConfigs) isAdminRequest_Op() {}
 
+func (*AdminRequest_ClusterView) isAdminRequest_Op() {}
+
 // AdminResponse carries what the REST API would answer: its status code,
 // its JSON body (the same shapes, so `-o json` output equals REST's) and,
 // for errors, the message.
@@ -780,7 +978,7 @@ type AdminResponse struct {
 
 func (x *AdminResponse) Reset() {
 	*x = AdminResponse{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +990,7 @@ func (x *AdminResponse) String() string {
 func (*AdminResponse) ProtoMessage() {}
 
 func (x *AdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +1003,7 @@ func (x *AdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminResponse.ProtoReflect.Descriptor instead.
 func (*AdminResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AdminResponse) GetCode() int32 {
@@ -845,7 +1043,7 @@ type ConnectorRef struct {
 
 func (x *ConnectorRef) Reset() {
 	*x = ConnectorRef{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -857,7 +1055,7 @@ func (x *ConnectorRef) String() string {
 func (*ConnectorRef) ProtoMessage() {}
 
 func (x *ConnectorRef) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -870,7 +1068,7 @@ func (x *ConnectorRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectorRef.ProtoReflect.Descriptor instead.
 func (*ConnectorRef) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ConnectorRef) GetConnector() string {
@@ -890,7 +1088,7 @@ type ListConnectors struct {
 
 func (x *ListConnectors) Reset() {
 	*x = ListConnectors{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +1100,7 @@ func (x *ListConnectors) String() string {
 func (*ListConnectors) ProtoMessage() {}
 
 func (x *ListConnectors) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1113,7 @@ func (x *ListConnectors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectors.ProtoReflect.Descriptor instead.
 func (*ListConnectors) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListConnectors) GetExpandStatus() bool {
@@ -944,7 +1142,7 @@ type CreateConnector struct {
 
 func (x *CreateConnector) Reset() {
 	*x = CreateConnector{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1154,7 @@ func (x *CreateConnector) String() string {
 func (*CreateConnector) ProtoMessage() {}
 
 func (x *CreateConnector) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1167,7 @@ func (x *CreateConnector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateConnector.ProtoReflect.Descriptor instead.
 func (*CreateConnector) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateConnector) GetName() string {
@@ -1003,7 +1201,7 @@ type PutConfig struct {
 
 func (x *PutConfig) Reset() {
 	*x = PutConfig{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1213,7 @@ func (x *PutConfig) String() string {
 func (*PutConfig) ProtoMessage() {}
 
 func (x *PutConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1226,7 @@ func (x *PutConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutConfig.ProtoReflect.Descriptor instead.
 func (*PutConfig) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PutConfig) GetConnector() string {
@@ -1057,7 +1255,7 @@ type PatchConfig struct {
 
 func (x *PatchConfig) Reset() {
 	*x = PatchConfig{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1267,7 @@ func (x *PatchConfig) String() string {
 func (*PatchConfig) ProtoMessage() {}
 
 func (x *PatchConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1280,7 @@ func (x *PatchConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchConfig.ProtoReflect.Descriptor instead.
 func (*PatchConfig) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PatchConfig) GetConnector() string {
@@ -1117,7 +1315,7 @@ type RestartConnector struct {
 
 func (x *RestartConnector) Reset() {
 	*x = RestartConnector{}
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1327,7 @@ func (x *RestartConnector) String() string {
 func (*RestartConnector) ProtoMessage() {}
 
 func (x *RestartConnector) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1340,7 @@ func (x *RestartConnector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartConnector.ProtoReflect.Descriptor instead.
 func (*RestartConnector) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{10}
+	return file_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RestartConnector) GetConnector() string {
@@ -1178,7 +1376,7 @@ type AlterOffsets struct {
 
 func (x *AlterOffsets) Reset() {
 	*x = AlterOffsets{}
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1388,7 @@ func (x *AlterOffsets) String() string {
 func (*AlterOffsets) ProtoMessage() {}
 
 func (x *AlterOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1401,7 @@ func (x *AlterOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsets.ProtoReflect.Descriptor instead.
 func (*AlterOffsets) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{11}
+	return file_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AlterOffsets) GetConnector() string {
@@ -1229,7 +1427,7 @@ type ListPlugins struct {
 
 func (x *ListPlugins) Reset() {
 	*x = ListPlugins{}
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1439,7 @@ func (x *ListPlugins) String() string {
 func (*ListPlugins) ProtoMessage() {}
 
 func (x *ListPlugins) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1452,7 @@ func (x *ListPlugins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPlugins.ProtoReflect.Descriptor instead.
 func (*ListPlugins) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{12}
+	return file_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListPlugins) GetConnectorsOnly() bool {
@@ -1273,7 +1471,7 @@ type PluginRef struct {
 
 func (x *PluginRef) Reset() {
 	*x = PluginRef{}
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1483,7 @@ func (x *PluginRef) String() string {
 func (*PluginRef) ProtoMessage() {}
 
 func (x *PluginRef) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1496,7 @@ func (x *PluginRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRef.ProtoReflect.Descriptor instead.
 func (*PluginRef) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{13}
+	return file_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PluginRef) GetClass() string {
@@ -1318,7 +1516,7 @@ type ValidateConfig struct {
 
 func (x *ValidateConfig) Reset() {
 	*x = ValidateConfig{}
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1528,7 @@ func (x *ValidateConfig) String() string {
 func (*ValidateConfig) ProtoMessage() {}
 
 func (x *ValidateConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1541,7 @@ func (x *ValidateConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateConfig.ProtoReflect.Descriptor instead.
 func (*ValidateConfig) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{14}
+	return file_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ValidateConfig) GetClass() string {
@@ -1368,7 +1566,7 @@ type ListWorkers struct {
 
 func (x *ListWorkers) Reset() {
 	*x = ListWorkers{}
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1578,7 @@ func (x *ListWorkers) String() string {
 func (*ListWorkers) ProtoMessage() {}
 
 func (x *ListWorkers) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1591,43 @@ func (x *ListWorkers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkers.ProtoReflect.Descriptor instead.
 func (*ListWorkers) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{15}
+	return file_control_proto_rawDescGZIP(), []int{18}
+}
+
+type ClusterView struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterView) Reset() {
+	*x = ClusterView{}
+	mi := &file_control_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterView) ProtoMessage() {}
+
+func (x *ClusterView) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterView.ProtoReflect.Descriptor instead.
+func (*ClusterView) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{19}
 }
 
 type ListLoggers struct {
@@ -1404,7 +1638,7 @@ type ListLoggers struct {
 
 func (x *ListLoggers) Reset() {
 	*x = ListLoggers{}
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1650,7 @@ func (x *ListLoggers) String() string {
 func (*ListLoggers) ProtoMessage() {}
 
 func (x *ListLoggers) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1663,7 @@ func (x *ListLoggers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLoggers.ProtoReflect.Descriptor instead.
 func (*ListLoggers) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{16}
+	return file_control_proto_rawDescGZIP(), []int{20}
 }
 
 type LoggerRef struct {
@@ -1441,7 +1675,7 @@ type LoggerRef struct {
 
 func (x *LoggerRef) Reset() {
 	*x = LoggerRef{}
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1687,7 @@ func (x *LoggerRef) String() string {
 func (*LoggerRef) ProtoMessage() {}
 
 func (x *LoggerRef) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1700,7 @@ func (x *LoggerRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoggerRef.ProtoReflect.Descriptor instead.
 func (*LoggerRef) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{17}
+	return file_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LoggerRef) GetName() string {
@@ -1488,7 +1722,7 @@ type SetLogger struct {
 
 func (x *SetLogger) Reset() {
 	*x = SetLogger{}
-	mi := &file_control_proto_msgTypes[18]
+	mi := &file_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1734,7 @@ func (x *SetLogger) String() string {
 func (*SetLogger) ProtoMessage() {}
 
 func (x *SetLogger) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[18]
+	mi := &file_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1747,7 @@ func (x *SetLogger) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogger.ProtoReflect.Descriptor instead.
 func (*SetLogger) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{18}
+	return file_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetLogger) GetName() string {
@@ -1548,7 +1782,7 @@ type TaskConfigs struct {
 
 func (x *TaskConfigs) Reset() {
 	*x = TaskConfigs{}
-	mi := &file_control_proto_msgTypes[19]
+	mi := &file_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1794,7 @@ func (x *TaskConfigs) String() string {
 func (*TaskConfigs) ProtoMessage() {}
 
 func (x *TaskConfigs) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[19]
+	mi := &file_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1807,7 @@ func (x *TaskConfigs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskConfigs.ProtoReflect.Descriptor instead.
 func (*TaskConfigs) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{19}
+	return file_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TaskConfigs) GetConnector() string {
@@ -1599,7 +1833,7 @@ type TaskConfig struct {
 
 func (x *TaskConfig) Reset() {
 	*x = TaskConfig{}
-	mi := &file_control_proto_msgTypes[20]
+	mi := &file_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1845,7 @@ func (x *TaskConfig) String() string {
 func (*TaskConfig) ProtoMessage() {}
 
 func (x *TaskConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[20]
+	mi := &file_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1858,7 @@ func (x *TaskConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskConfig.ProtoReflect.Descriptor instead.
 func (*TaskConfig) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{20}
+	return file_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TaskConfig) GetConfig() map[string]string {
@@ -1654,7 +1888,18 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"connectors\x18\x05 \x03(\tR\n" +
 	"connectors\x120\n" +
-	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\xbc\x10\n" +
+	"\x05tasks\x18\x06 \x03(\v2\x1a.sluice.control.v1.TaskRefR\x05tasks\"\x12\n" +
+	"\x10TaskRatesRequest\"\xa0\x01\n" +
+	"\bTaskRate\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12\x12\n" +
+	"\x04task\x18\x02 \x01(\x05R\x04task\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12&\n" +
+	"\x0frecords_per_sec\x18\x04 \x01(\x01R\rrecordsPerSec\x12\x14\n" +
+	"\x05total\x18\x05 \x01(\x03R\x05total\x12\x10\n" +
+	"\x03lag\x18\x06 \x01(\x03R\x03lag\"[\n" +
+	"\tTaskRates\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x121\n" +
+	"\x05rates\x18\x02 \x03(\v2\x1b.sluice.control.v1.TaskRateR\x05rates\"\x81\x11\n" +
 	"\fAdminRequest\x12!\n" +
 	"\fforwarded_by\x18\x01 \x01(\tR\vforwardedBy\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x1a\n" +
@@ -1696,7 +1941,8 @@ const file_control_proto_rawDesc = "" +
 	"\n" +
 	"set_logger\x18$ \x01(\v2\x1c.sluice.control.v1.SetLoggerH\x00R\tsetLogger\x12J\n" +
 	"\x12local_restart_task\x18% \x01(\v2\x1a.sluice.control.v1.TaskRefH\x00R\x10localRestartTask\x12J\n" +
-	"\x10put_task_configs\x18& \x01(\v2\x1e.sluice.control.v1.TaskConfigsH\x00R\x0eputTaskConfigsB\x04\n" +
+	"\x10put_task_configs\x18& \x01(\v2\x1e.sluice.control.v1.TaskConfigsH\x00R\x0eputTaskConfigs\x12C\n" +
+	"\fcluster_view\x18' \x01(\v2\x1e.sluice.control.v1.ClusterViewH\x00R\vclusterViewB\x04\n" +
 	"\x02op\"n\n" +
 	"\rAdminResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
@@ -1748,6 +1994,7 @@ const file_control_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\r\n" +
 	"\vListWorkers\"\r\n" +
+	"\vClusterView\"\r\n" +
 	"\vListLoggers\"\x1f\n" +
 	"\tLoggerRef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"K\n" +
@@ -1777,77 +2024,83 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_control_proto_goTypes = []any{
 	(*WorkerInfoRequest)(nil), // 0: sluice.control.v1.WorkerInfoRequest
 	(*TaskRef)(nil),           // 1: sluice.control.v1.TaskRef
 	(*WorkerInfo)(nil),        // 2: sluice.control.v1.WorkerInfo
-	(*AdminRequest)(nil),      // 3: sluice.control.v1.AdminRequest
-	(*AdminResponse)(nil),     // 4: sluice.control.v1.AdminResponse
-	(*ConnectorRef)(nil),      // 5: sluice.control.v1.ConnectorRef
-	(*ListConnectors)(nil),    // 6: sluice.control.v1.ListConnectors
-	(*CreateConnector)(nil),   // 7: sluice.control.v1.CreateConnector
-	(*PutConfig)(nil),         // 8: sluice.control.v1.PutConfig
-	(*PatchConfig)(nil),       // 9: sluice.control.v1.PatchConfig
-	(*RestartConnector)(nil),  // 10: sluice.control.v1.RestartConnector
-	(*AlterOffsets)(nil),      // 11: sluice.control.v1.AlterOffsets
-	(*ListPlugins)(nil),       // 12: sluice.control.v1.ListPlugins
-	(*PluginRef)(nil),         // 13: sluice.control.v1.PluginRef
-	(*ValidateConfig)(nil),    // 14: sluice.control.v1.ValidateConfig
-	(*ListWorkers)(nil),       // 15: sluice.control.v1.ListWorkers
-	(*ListLoggers)(nil),       // 16: sluice.control.v1.ListLoggers
-	(*LoggerRef)(nil),         // 17: sluice.control.v1.LoggerRef
-	(*SetLogger)(nil),         // 18: sluice.control.v1.SetLogger
-	(*TaskConfigs)(nil),       // 19: sluice.control.v1.TaskConfigs
-	(*TaskConfig)(nil),        // 20: sluice.control.v1.TaskConfig
-	nil,                       // 21: sluice.control.v1.CreateConnector.ConfigEntry
-	nil,                       // 22: sluice.control.v1.PutConfig.ConfigEntry
-	nil,                       // 23: sluice.control.v1.PatchConfig.SetEntry
-	nil,                       // 24: sluice.control.v1.ValidateConfig.ConfigEntry
-	nil,                       // 25: sluice.control.v1.TaskConfig.ConfigEntry
+	(*TaskRatesRequest)(nil),  // 3: sluice.control.v1.TaskRatesRequest
+	(*TaskRate)(nil),          // 4: sluice.control.v1.TaskRate
+	(*TaskRates)(nil),         // 5: sluice.control.v1.TaskRates
+	(*AdminRequest)(nil),      // 6: sluice.control.v1.AdminRequest
+	(*AdminResponse)(nil),     // 7: sluice.control.v1.AdminResponse
+	(*ConnectorRef)(nil),      // 8: sluice.control.v1.ConnectorRef
+	(*ListConnectors)(nil),    // 9: sluice.control.v1.ListConnectors
+	(*CreateConnector)(nil),   // 10: sluice.control.v1.CreateConnector
+	(*PutConfig)(nil),         // 11: sluice.control.v1.PutConfig
+	(*PatchConfig)(nil),       // 12: sluice.control.v1.PatchConfig
+	(*RestartConnector)(nil),  // 13: sluice.control.v1.RestartConnector
+	(*AlterOffsets)(nil),      // 14: sluice.control.v1.AlterOffsets
+	(*ListPlugins)(nil),       // 15: sluice.control.v1.ListPlugins
+	(*PluginRef)(nil),         // 16: sluice.control.v1.PluginRef
+	(*ValidateConfig)(nil),    // 17: sluice.control.v1.ValidateConfig
+	(*ListWorkers)(nil),       // 18: sluice.control.v1.ListWorkers
+	(*ClusterView)(nil),       // 19: sluice.control.v1.ClusterView
+	(*ListLoggers)(nil),       // 20: sluice.control.v1.ListLoggers
+	(*LoggerRef)(nil),         // 21: sluice.control.v1.LoggerRef
+	(*SetLogger)(nil),         // 22: sluice.control.v1.SetLogger
+	(*TaskConfigs)(nil),       // 23: sluice.control.v1.TaskConfigs
+	(*TaskConfig)(nil),        // 24: sluice.control.v1.TaskConfig
+	nil,                       // 25: sluice.control.v1.CreateConnector.ConfigEntry
+	nil,                       // 26: sluice.control.v1.PutConfig.ConfigEntry
+	nil,                       // 27: sluice.control.v1.PatchConfig.SetEntry
+	nil,                       // 28: sluice.control.v1.ValidateConfig.ConfigEntry
+	nil,                       // 29: sluice.control.v1.TaskConfig.ConfigEntry
 }
 var file_control_proto_depIdxs = []int32{
 	1,  // 0: sluice.control.v1.WorkerInfo.tasks:type_name -> sluice.control.v1.TaskRef
-	6,  // 1: sluice.control.v1.AdminRequest.list_connectors:type_name -> sluice.control.v1.ListConnectors
-	5,  // 2: sluice.control.v1.AdminRequest.get_connector:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 3: sluice.control.v1.AdminRequest.get_config:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 4: sluice.control.v1.AdminRequest.get_status:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 5: sluice.control.v1.AdminRequest.get_tasks:type_name -> sluice.control.v1.ConnectorRef
-	1,  // 6: sluice.control.v1.AdminRequest.get_task_status:type_name -> sluice.control.v1.TaskRef
-	7,  // 7: sluice.control.v1.AdminRequest.create_connector:type_name -> sluice.control.v1.CreateConnector
-	8,  // 8: sluice.control.v1.AdminRequest.put_config:type_name -> sluice.control.v1.PutConfig
-	9,  // 9: sluice.control.v1.AdminRequest.patch_config:type_name -> sluice.control.v1.PatchConfig
-	5,  // 10: sluice.control.v1.AdminRequest.delete_connector:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 11: sluice.control.v1.AdminRequest.pause:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 12: sluice.control.v1.AdminRequest.resume:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 13: sluice.control.v1.AdminRequest.stop:type_name -> sluice.control.v1.ConnectorRef
-	10, // 14: sluice.control.v1.AdminRequest.restart:type_name -> sluice.control.v1.RestartConnector
-	1,  // 15: sluice.control.v1.AdminRequest.restart_task:type_name -> sluice.control.v1.TaskRef
-	5,  // 16: sluice.control.v1.AdminRequest.get_offsets:type_name -> sluice.control.v1.ConnectorRef
-	11, // 17: sluice.control.v1.AdminRequest.alter_offsets:type_name -> sluice.control.v1.AlterOffsets
-	5,  // 18: sluice.control.v1.AdminRequest.reset_offsets:type_name -> sluice.control.v1.ConnectorRef
-	12, // 19: sluice.control.v1.AdminRequest.list_plugins:type_name -> sluice.control.v1.ListPlugins
-	13, // 20: sluice.control.v1.AdminRequest.plugin_config:type_name -> sluice.control.v1.PluginRef
-	14, // 21: sluice.control.v1.AdminRequest.validate:type_name -> sluice.control.v1.ValidateConfig
-	5,  // 22: sluice.control.v1.AdminRequest.get_topics:type_name -> sluice.control.v1.ConnectorRef
-	5,  // 23: sluice.control.v1.AdminRequest.reset_topics:type_name -> sluice.control.v1.ConnectorRef
-	15, // 24: sluice.control.v1.AdminRequest.list_workers:type_name -> sluice.control.v1.ListWorkers
-	16, // 25: sluice.control.v1.AdminRequest.list_loggers:type_name -> sluice.control.v1.ListLoggers
-	17, // 26: sluice.control.v1.AdminRequest.get_logger:type_name -> sluice.control.v1.LoggerRef
-	18, // 27: sluice.control.v1.AdminRequest.set_logger:type_name -> sluice.control.v1.SetLogger
-	1,  // 28: sluice.control.v1.AdminRequest.local_restart_task:type_name -> sluice.control.v1.TaskRef
-	19, // 29: sluice.control.v1.AdminRequest.put_task_configs:type_name -> sluice.control.v1.TaskConfigs
-	21, // 30: sluice.control.v1.CreateConnector.config:type_name -> sluice.control.v1.CreateConnector.ConfigEntry
-	22, // 31: sluice.control.v1.PutConfig.config:type_name -> sluice.control.v1.PutConfig.ConfigEntry
-	23, // 32: sluice.control.v1.PatchConfig.set:type_name -> sluice.control.v1.PatchConfig.SetEntry
-	24, // 33: sluice.control.v1.ValidateConfig.config:type_name -> sluice.control.v1.ValidateConfig.ConfigEntry
-	20, // 34: sluice.control.v1.TaskConfigs.tasks:type_name -> sluice.control.v1.TaskConfig
-	25, // 35: sluice.control.v1.TaskConfig.config:type_name -> sluice.control.v1.TaskConfig.ConfigEntry
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	4,  // 1: sluice.control.v1.TaskRates.rates:type_name -> sluice.control.v1.TaskRate
+	9,  // 2: sluice.control.v1.AdminRequest.list_connectors:type_name -> sluice.control.v1.ListConnectors
+	8,  // 3: sluice.control.v1.AdminRequest.get_connector:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 4: sluice.control.v1.AdminRequest.get_config:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 5: sluice.control.v1.AdminRequest.get_status:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 6: sluice.control.v1.AdminRequest.get_tasks:type_name -> sluice.control.v1.ConnectorRef
+	1,  // 7: sluice.control.v1.AdminRequest.get_task_status:type_name -> sluice.control.v1.TaskRef
+	10, // 8: sluice.control.v1.AdminRequest.create_connector:type_name -> sluice.control.v1.CreateConnector
+	11, // 9: sluice.control.v1.AdminRequest.put_config:type_name -> sluice.control.v1.PutConfig
+	12, // 10: sluice.control.v1.AdminRequest.patch_config:type_name -> sluice.control.v1.PatchConfig
+	8,  // 11: sluice.control.v1.AdminRequest.delete_connector:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 12: sluice.control.v1.AdminRequest.pause:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 13: sluice.control.v1.AdminRequest.resume:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 14: sluice.control.v1.AdminRequest.stop:type_name -> sluice.control.v1.ConnectorRef
+	13, // 15: sluice.control.v1.AdminRequest.restart:type_name -> sluice.control.v1.RestartConnector
+	1,  // 16: sluice.control.v1.AdminRequest.restart_task:type_name -> sluice.control.v1.TaskRef
+	8,  // 17: sluice.control.v1.AdminRequest.get_offsets:type_name -> sluice.control.v1.ConnectorRef
+	14, // 18: sluice.control.v1.AdminRequest.alter_offsets:type_name -> sluice.control.v1.AlterOffsets
+	8,  // 19: sluice.control.v1.AdminRequest.reset_offsets:type_name -> sluice.control.v1.ConnectorRef
+	15, // 20: sluice.control.v1.AdminRequest.list_plugins:type_name -> sluice.control.v1.ListPlugins
+	16, // 21: sluice.control.v1.AdminRequest.plugin_config:type_name -> sluice.control.v1.PluginRef
+	17, // 22: sluice.control.v1.AdminRequest.validate:type_name -> sluice.control.v1.ValidateConfig
+	8,  // 23: sluice.control.v1.AdminRequest.get_topics:type_name -> sluice.control.v1.ConnectorRef
+	8,  // 24: sluice.control.v1.AdminRequest.reset_topics:type_name -> sluice.control.v1.ConnectorRef
+	18, // 25: sluice.control.v1.AdminRequest.list_workers:type_name -> sluice.control.v1.ListWorkers
+	20, // 26: sluice.control.v1.AdminRequest.list_loggers:type_name -> sluice.control.v1.ListLoggers
+	21, // 27: sluice.control.v1.AdminRequest.get_logger:type_name -> sluice.control.v1.LoggerRef
+	22, // 28: sluice.control.v1.AdminRequest.set_logger:type_name -> sluice.control.v1.SetLogger
+	1,  // 29: sluice.control.v1.AdminRequest.local_restart_task:type_name -> sluice.control.v1.TaskRef
+	23, // 30: sluice.control.v1.AdminRequest.put_task_configs:type_name -> sluice.control.v1.TaskConfigs
+	19, // 31: sluice.control.v1.AdminRequest.cluster_view:type_name -> sluice.control.v1.ClusterView
+	25, // 32: sluice.control.v1.CreateConnector.config:type_name -> sluice.control.v1.CreateConnector.ConfigEntry
+	26, // 33: sluice.control.v1.PutConfig.config:type_name -> sluice.control.v1.PutConfig.ConfigEntry
+	27, // 34: sluice.control.v1.PatchConfig.set:type_name -> sluice.control.v1.PatchConfig.SetEntry
+	28, // 35: sluice.control.v1.ValidateConfig.config:type_name -> sluice.control.v1.ValidateConfig.ConfigEntry
+	24, // 36: sluice.control.v1.TaskConfigs.tasks:type_name -> sluice.control.v1.TaskConfig
+	29, // 37: sluice.control.v1.TaskConfig.config:type_name -> sluice.control.v1.TaskConfig.ConfigEntry
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_control_proto_init() }
@@ -1855,7 +2108,7 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
-	file_control_proto_msgTypes[3].OneofWrappers = []any{
+	file_control_proto_msgTypes[6].OneofWrappers = []any{
 		(*AdminRequest_ListConnectors)(nil),
 		(*AdminRequest_GetConnector)(nil),
 		(*AdminRequest_GetConfig)(nil),
@@ -1885,6 +2138,7 @@ func file_control_proto_init() {
 		(*AdminRequest_SetLogger)(nil),
 		(*AdminRequest_LocalRestartTask)(nil),
 		(*AdminRequest_PutTaskConfigs)(nil),
+		(*AdminRequest_ClusterView)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1892,7 +2146,7 @@ func file_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -45,6 +45,7 @@ var mappedKeys = map[string]bool{
 	"rest.advertised.host.name": true, "rest.advertised.port": true, "rest.advertised.listener": true,
 	"task.shutdown.graceful.timeout.ms": true, "offset.flush.timeout.ms": true, "client.id": true,
 	KeyGossipKey: true, KeyClusterTLSCert: true, KeyClusterTLSKey: true, KeyClusterTLSCA: true, KeyClusterTLSREST: true,
+	KeyUIEnable: true,
 }
 
 // restKeys are the REST API's keys the worker honours (listeners.go,
@@ -72,7 +73,7 @@ var fixedKeys = map[string]fixedKey{
 // The reasons shared by several ignored keys.
 const (
 	whyClientTuning = "the worker's Kafka client (franz-go) keeps its own timeouts, buffers and backoffs"
-	whyMetrics      = "Sluice has no JMX metrics"
+	whyMetrics      = "Sluice serves its metrics at GET /metrics for Prometheus, with no JMX or metric reporters; its rates look back a fixed ~10 s"
 	whyPlugins      = "connectors are compiled into the sluice binary: there are no plugins to load"
 	whySigning      = "workers send each other control messages through their actor cluster, not signed REST requests"
 	whySync         = "a Sluice worker whose view of the config topic lags keeps its membership and applies the configs as it reads them; it never leaves the group to resync"
@@ -289,7 +290,7 @@ func (c *Config) applyConnectKeys() error {
 	str("status.storage.topic", &c.StatusTopic)
 	str("client.id", &c.ClientID)
 	str("rest.advertised.host.name", &c.RESTAdvertisedHost)
-	errs = append(errs, c.applyListeners(), c.applyClusterKeys())
+	errs = append(errs, c.applyListeners(), c.applyClusterKeys(), c.applyUIKey())
 	num := func(key string, bits int, min int64, set func(int64)) {
 		v := p(key)
 		if v == "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-io/sluice/internal/controlpb"
 	"github.com/sluice-io/sluice/internal/loglevel"
 	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/ui"
 )
 
 // membership is the worker as its group member sees it (group.Handler), and
@@ -84,7 +85,11 @@ func (m *membership) Revoke(ctx context.Context, revoked []string, tasks []conne
 	return m.w.runtime.WaitStopped(ctx, tasks)
 }
 
+// Rebalancing is told by the group member as each round starts.
+func (m *membership) Rebalancing() { m.w.metrics.RebalanceStarted() }
+
 func (m *membership) Assigned(generation int32, a group.Assignment) {
+	m.w.metrics.RebalanceCompleted(int64(generation))
 	leads := m.member.State().Leader()
 	snap := m.w.configs.Snapshot()
 	m.mu.Lock()
@@ -282,6 +287,47 @@ func (m *membership) info() *controlpb.WorkerInfo {
 	return wi
 }
 
+// rates answers a TaskRatesRequest: the throughput of this worker's tasks,
+// from its metrics registry (none with metrics off: the view then shows
+// the tasks unmeasured).
+func (m *membership) rates() *controlpb.TaskRates {
+	tr := &controlpb.TaskRates{WorkerId: m.w.cfg.WorkerID}
+	for _, r := range m.w.metrics.TaskRates() {
+		tr.Rates = append(tr.Rates, &controlpb.TaskRate{Connector: r.Connector, Task: int32(r.Task), Kind: r.Kind,
+			RecordsPerSec: r.RecordsPerSec, Total: r.Total, Lag: r.Lag})
+	}
+	return tr
+}
+
+// clusterView builds the dashboard's view of the whole cluster on this
+// worker: the members and their rates through the actor cluster, the
+// statuses from this worker's control plane.
+func (m *membership) clusterView(ctx context.Context) (ui.View, error) {
+	select {
+	case <-m.w.connected: // actors is set, or will never be
+	default:
+		return ui.View{}, &control.Error{Code: http.StatusServiceUnavailable,
+			Message: "the worker is starting: it has not joined the actor cluster yet"}
+	}
+	if m.w.actors == nil {
+		return ui.View{}, &control.Error{Code: http.StatusServiceUnavailable,
+			Message: "the worker could not join the actor cluster"}
+	}
+	// One read of the config topic to its end for the whole view, then
+	// the local control plane: the Router would read it again for every
+	// connector, and a page polls every second. A broker that does not
+	// answer leaves the members their own time to answer.
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	err := m.Sync(sctx)
+	cancel()
+	if err != nil {
+		m.w.log.Debug().Err(err).Msg("cluster view from this worker's view: the config topic could not be read to its end")
+	}
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return ui.Build(ctx, m.w.cfg.WorkerID, m.w.actors, m.w.ctl)
+}
+
 type workerJSON struct {
 	WorkerID   string              `json:"worker_id"`
 	URL        string              `json:"url"`
@@ -335,10 +381,16 @@ func (m *membership) serveWorkers(rw http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(rw).Encode(body)
 }
 
-// handler is the REST API plus GET /workers, Sluice's extension.
+// handler is the REST API plus Sluice's extensions: GET /workers and,
+// unless turned off, the dashboard (/ui).
 func (m *membership) handler(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /workers", m.serveWorkers)
+	if !m.w.cfg.DisableUI {
+		dashboard := ui.Handler(m.clusterView)
+		mux.Handle("/ui", dashboard)
+		mux.Handle("/ui/", dashboard)
+	}
 	mux.Handle("/", api)
 	return mux
 }
@@ -399,6 +451,13 @@ func (m *membership) adminServer() *admin.Server {
 	return &admin.Server{
 		C: m.w.api, WorkerID: m.w.cfg.WorkerID,
 		Workers: m.workersBody,
+		ClusterView: func(ctx context.Context) (any, error) {
+			if m.w.cfg.DisableUI {
+				return nil, &control.Error{Code: http.StatusNotFound,
+					Message: "the dashboard's cluster view is turned off on worker " + m.w.cfg.WorkerID + " (--ui=false)"}
+			}
+			return m.clusterView(ctx)
+		},
 		// The admin CLI's requests are authenticated as REST's are.
 		Auth: m.w.auth, Log: m.w.cfg.logger(loglevel.REST),
 		RestartLocal: func(connector string, task int) bool {

@@ -33,6 +33,7 @@ import (
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/loglevel"
+	"github.com/sluice-io/sluice/internal/metrics"
 	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/state"
@@ -56,6 +57,9 @@ type Config struct {
 	// answered 413. Zero takes 1 MiB (rest.MaxBodyBytes). Connect has no
 	// such key: this is the --rest-max-body-bytes flag.
 	RESTMaxBodyBytes int64
+	// DisableUI turns the dashboard (GET /ui, GET /ui/state) off: both
+	// answer 404 as any unknown path.
+	DisableUI bool
 	// RESTAdvertisedHost and RESTAdvertisedPort are what this worker gives
 	// out to the others as its REST URL (in the group's metadata, in
 	// gossip, in GET /workers) and, by default, its id, as Connect's
@@ -135,6 +139,9 @@ type Config struct {
 	Loggers *loglevel.Registry
 	// Log is where a worker without Loggers writes.
 	Log zerolog.Logger
+	// DisableMetrics turns the metrics off: nothing is recorded and GET
+	// /metrics is not served (the --metrics=false flag).
+	DisableMetrics bool
 
 	// providers are the config providers Props configure
 	// (config.providers), which resolve the placeholders of Props
@@ -294,6 +301,8 @@ type Worker struct {
 	statuses          *state.StatusLog
 	offsets           *offsets.SourceStore
 	runtime           *actors.Runtime
+	// metrics is nil with metrics off.
+	metrics *metrics.Registry
 
 	gossip       *gossip.Gossip
 	actors       *actorcluster.Node
@@ -352,6 +361,7 @@ func Start(cfg Config) (*Worker, error) {
 		log.Info().Str("key", "access.control.allow.methods").Msg("no effect without access.control.allow.origin, as in Kafka Connect")
 	}
 	w.members = &membership{w: w}
+	w.metrics = w.newMetrics()
 
 	if err := w.build(); err != nil {
 		w.closeClients()
@@ -359,7 +369,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w.serveREST(restHandlers{
-		api:     w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes))),
+		api:     w.withMetrics(w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes)))),
 		auth:    w.auth,
 		cors:    rest.NewCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
 		log:     restLog,
@@ -677,7 +687,7 @@ func (w *Worker) connect(ctx context.Context) error {
 		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker, Providers: cfg.providers,
 		Backoff: restartBackoff(cfg.RestartBackoffMin, cfg.RestartBackoffMax), OffsetFlushInterval: cfg.OffsetFlushInterval,
 		OffsetFlushTimeout: cfg.OffsetFlushTimeout, ShutdownTimeout: cfg.ShutdownTimeout,
-		Log: cfg.logger(loglevel.Actors),
+		Log: cfg.logger(loglevel.Actors), Metrics: w.metrics,
 	})
 	if err != nil {
 		return err
@@ -686,7 +696,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	host, _, _ := net.SplitHostPort(w.gossip.Addr())
 	if w.actors, err = actorcluster.Start(actorcluster.Config{
 		System: rt.ActorSystem(), Cluster: cfg.Cluster, Host: host, Gossip: w.gossip, TLS: cfg.ClusterTLS,
-		Info: w.members.info, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
+		Info: w.members.info, Rates: w.members.rates, Admin: w.members.adminServer().Handle, Log: cfg.logger(loglevel.ActorCluster),
 	}); err != nil {
 		return err
 	}
@@ -746,6 +756,7 @@ func (w *Worker) removeGone(workerID string) {
 	if workerID == w.cfg.WorkerID || w.gossip.IsAlive(workerID) {
 		return
 	}
+	w.metrics.PeerGone()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := group.LeaveByInstance(ctx, w.admCl, w.cfg.Cluster, workerID); err != nil {

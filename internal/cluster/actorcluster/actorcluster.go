@@ -41,6 +41,9 @@ type Config struct {
 	TLS *clustertls.Config
 	// Info describes this worker for the admin actor.
 	Info func() *controlpb.WorkerInfo
+	// Rates measures the throughput of this worker's tasks for the admin
+	// actor (TaskRatesRequest); nil answers an empty list.
+	Rates func() *controlpb.TaskRates
 	// Admin answers control requests (package admin); it may block, so
 	// the admin actor calls it on a goroutine of its own (invariant 8).
 	Admin func(ctx context.Context, req *controlpb.AdminRequest) *controlpb.AdminResponse
@@ -93,6 +96,12 @@ func adminReceive(cfg Config) actor.ReceiveFunc {
 		switch m := c.Message().(type) {
 		case *controlpb.WorkerInfoRequest:
 			c.Respond(cfg.Info())
+		case *controlpb.TaskRatesRequest:
+			if cfg.Rates == nil {
+				c.Respond(&controlpb.TaskRates{WorkerId: cfg.Info().GetWorkerId()})
+				return
+			}
+			c.Respond(cfg.Rates())
 		case *controlpb.AdminRequest:
 			sender := c.Sender()
 			if sender == nil || cfg.Admin == nil {
@@ -121,6 +130,23 @@ func (n *Node) Ask(ctx context.Context, address string, msg any) (any, error) {
 // each with the deadline of ctx; members that do not answer are reported
 // in errs.
 func (n *Node) Workers(ctx context.Context) (infos []*controlpb.WorkerInfo, errs []error) {
+	infos, errs = askAll[*controlpb.WorkerInfo](ctx, n, &controlpb.WorkerInfoRequest{})
+	sort.Slice(infos, func(i, j int) bool { return infos[i].WorkerId < infos[j].WorkerId })
+	return infos, errs
+}
+
+// TaskRates asks every member's admin actor for the throughput of the
+// tasks its worker runs, as Workers does.
+func (n *Node) TaskRates(ctx context.Context) (rates []*controlpb.TaskRates, errs []error) {
+	rates, errs = askAll[*controlpb.TaskRates](ctx, n, &controlpb.TaskRatesRequest{})
+	sort.Slice(rates, func(i, j int) bool { return rates[i].WorkerId < rates[j].WorkerId })
+	return rates, errs
+}
+
+// askAll sends msg to every member's admin actor in parallel and collects
+// the answers of type T; a member that does not answer within the
+// deadline of ctx (2 s without one), or answers otherwise, is an error.
+func askAll[T any](ctx context.Context, n *Node, msg any) (answers []T, errs []error) {
 	timeout := 2 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
@@ -135,23 +161,22 @@ func (n *Node) Workers(ctx context.Context) (infos []*controlpb.WorkerInfo, errs
 		go func() {
 			defer wg.Done()
 			pid := actor.NewPID(m.Address(), controlpb.AdminActorName)
-			res, err := n.cfg.System.Root.RequestFuture(pid, &controlpb.WorkerInfoRequest{}, timeout).Result()
+			res, err := n.cfg.System.Root.RequestFuture(pid, msg, timeout).Result()
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, fmt.Errorf("worker at %s: %w", m.Address(), err))
 				return
 			}
-			if wi, ok := res.(*controlpb.WorkerInfo); ok {
-				infos = append(infos, wi)
+			if a, ok := res.(T); ok {
+				answers = append(answers, a)
 			} else {
 				errs = append(errs, fmt.Errorf("worker at %s answered %T", m.Address(), res))
 			}
 		}()
 	}
 	wg.Wait()
-	sort.Slice(infos, func(i, j int) bool { return infos[i].WorkerId < infos[j].WorkerId })
-	return infos, errs
+	return answers, errs
 }
 
 // Shutdown stops remoting. It leaves the actor system alone: the worker's

@@ -274,6 +274,11 @@ func (m *Member) round(ctx context.Context) error {
 	case <-m.rejoin:
 	default:
 	}
+	if r, ok := m.h.(interface{ Rebalancing() }); ok {
+		// A handler that measures rebalances (the worker's metrics)
+		// learns when each round starts.
+		r.Rebalancing()
+	}
 	conns, tasks := m.h.Current()
 	meta := Metadata{WorkerID: m.cfg.WorkerID, URL: m.cfg.URL, Gossip: m.cfg.Gossip, ConfigOffset: m.h.ConfigOffset(), Connectors: conns, Tasks: tasks}
 	m.mu.Lock()
