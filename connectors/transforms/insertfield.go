@@ -79,9 +79,9 @@ type insertField struct {
 	topic, partition, offset, timestamp, static *insertionSpec
 	// staticValue is boxed once, at Configure: boxing the string per
 	// record would allocate.
-	staticValue                                 any
-	replaceNullWithDefault                      bool
-	cache                                       schemaCache
+	staticValue            any
+	replaceNullWithDefault bool
+	cache                  schemaCache
 }
 
 func (t *insertField) Config() *connectors.ConfigDef { return insertFieldConfig() }
