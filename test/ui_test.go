@@ -154,7 +154,15 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ws[0].rest+"/ui")); err != nil {
 		t.Fatal(err)
 	}
-	before := waitCards(t, ctx, "7 RUNNING task cards with rates on w1, w2 and w3", allOn(7, "w1", "w2", "w3"))
+	// The sink's lag shows once it has fetched, which on Apache Kafka may
+	// come a moment after every card runs with a rate.
+	sinkLag := func(cards []card) bool {
+		i := slices.IndexFunc(cards, func(cd card) bool { return cd.Task == "archive/0" })
+		return i >= 0 && cards[i].Lag != "—"
+	}
+	before := waitCards(t, ctx, "7 RUNNING task cards with rates on w1, w2 and w3, the sink archive's with its lag", func(cards []card) bool {
+		return allOn(7, "w1", "w2", "w3")(cards) && sinkLag(cards)
+	})
 	columns, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll("section.worker")).map(s => s.dataset.worker)`))
 	if err != nil || strings.Join(columns, ",") != "w1,w2,w3" {
@@ -162,9 +170,6 @@ func TestUIShowsTheClusterAndFailover(t *testing.T) {
 	}
 	checkAccessibility(t, ctx)
 	screenshot(t, ctx, "dashboard-1280")
-	if i := slices.IndexFunc(before, func(cd card) bool { return cd.Task == "archive/0" }); i < 0 || before[i].Lag == "—" {
-		t.Fatalf("the sink archive's card shows no lag: %+v", before)
-	}
 
 	// The page redraws every second; a keyboard user keeps the focus.
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('button.task[data-task="orders/0"]').focus()`)); err != nil {
