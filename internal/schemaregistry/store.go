@@ -139,9 +139,9 @@ func (r *Registry) catchUp(ctx context.Context) error {
 // write.
 type plan func(*state) ([]*kgo.Record, error)
 
-// maxFencedRetries bounds how often a write starts over because another
+// maxConflictRetries bounds how often a write starts over because another
 // instance wrote in between.
-const maxFencedRetries = 5
+const maxConflictRetries = 8
 
 // write runs p against the whole topic and appends its records so that no
 // other write lands between the read and the append: every instance writes
@@ -158,20 +158,31 @@ func (r *Registry) write(ctx context.Context, p plan) error {
 	defer r.writeMu.Unlock()
 	for attempt := 0; ; attempt++ {
 		err := r.writeOnce(ctx, p)
-		if err == nil || !fenced(err) || attempt >= maxFencedRetries {
-			return err
+		var ae *apiError
+		if err == nil || errors.As(err, &ae) {
+			return err // written, or refused by the plan
 		}
-		r.cfg.Log.Debug().Err(err).Msg("another schema registry instance wrote first; reading its write and trying again")
+		// Any Kafka failure inside a transaction leaves the producer
+		// in a state only a new one gets out of.
 		r.producer.Close()
 		r.producer = nil
+		if !conflict(err) || attempt >= maxConflictRetries {
+			return storeError(err)
+		}
+		r.cfg.Log.Debug().Err(err).Msg("another schema registry instance wrote first; reading its write and trying again")
 	}
 }
 
-func fenced(err error) bool {
+// conflict reports whether err says another instance took the
+// transactional id while this write was under way.
+func conflict(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
-		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.TransactionalIDNotFound)
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState) ||
+		errors.Is(err, kerr.ConcurrentTransactions)
 }
 
+// writeOnce is one attempt of write. It returns an *apiError when the plan
+// refused the write, and a Kafka error otherwise.
 func (r *Registry) writeOnce(ctx context.Context, p plan) error {
 	if r.producer == nil {
 		cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), r.cfg.Kafka...),
@@ -180,51 +191,39 @@ func (r *Registry) writeOnce(ctx context.Context, p plan) error {
 			kgo.TransactionTimeout(r.cfg.Timeout),
 		)...)
 		if err != nil {
-			return storeError(err)
+			return &apiError{500, 50001, "Error in the backend data store: " + err.Error()}
 		}
+		r.producer = cl
 		// Take the transactional id now, before reading: from here on
 		// any other instance's write fences this producer.
 		if _, _, err := cl.ProducerID(ctx); err != nil {
-			cl.Close()
-			return storeError(fmt.Errorf("initializing the transactional producer %q: %w", r.cfg.TransactionalID, err))
+			return fmt.Errorf("initializing the transactional producer %q: %w", r.cfg.TransactionalID, err)
 		}
-		r.producer = cl
 	}
 	cl := r.producer
 	if err := cl.BeginTransaction(); err != nil {
-		return storeError(err)
-	}
-	if err := r.tailer.WaitForEnd(ctx); err != nil {
-		_ = cl.EndTransaction(ctx, kgo.TryAbort)
-		return storeError(err)
-	}
-	r.mu.RLock()
-	recs, err := p(r.st)
-	r.mu.RUnlock()
-	if err != nil || len(recs) == 0 {
-		if endErr := cl.EndTransaction(ctx, kgo.TryAbort); endErr != nil && err == nil {
-			err = storeError(endErr)
-		}
 		return err
 	}
-	err = cl.ProduceSync(ctx, recs...).FirstErr()
-	if err == nil {
-		err = cl.EndTransaction(ctx, kgo.TryCommit)
-	} else {
-		_ = cl.AbortBufferedRecords(ctx)
-		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+	if err := r.tailer.WaitForEnd(ctx); err != nil {
+		return err
 	}
-	if err != nil {
-		if fenced(err) {
+	r.mu.RLock()
+	recs, planErr := p(r.st)
+	r.mu.RUnlock()
+	if planErr != nil || len(recs) == 0 {
+		if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
 			return err
 		}
-		return storeError(err)
+		return planErr
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return err
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return err
 	}
 	// Read our own write back before answering.
-	if err := r.tailer.WaitForEnd(ctx); err != nil {
-		return storeError(err)
-	}
-	return nil
+	return r.tailer.WaitForEnd(ctx)
 }
 
 // storeError is a failure of the Kafka store: Confluent's 50001.
