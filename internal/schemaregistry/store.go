@@ -216,14 +216,18 @@ func (r *Registry) writeOnce(ctx context.Context, p plan) error {
 		}
 		return planErr
 	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	results := cl.ProduceSync(ctx, recs...)
+	if err := results.FirstErr(); err != nil {
 		return err
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return err
 	}
-	// Read our own write back before answering.
-	return r.tailer.WaitForEnd(ctx)
+	// Read our own write back before answering. Not by the end offsets:
+	// Kafka may answer the commit before its markers are written, and
+	// until then the last stable offset stays before the records.
+	last := results[len(results)-1].Record
+	return r.tailer.WaitPosition(ctx, last.Partition, last.Offset)
 }
 
 // storeError is a failure of the Kafka store: Confluent's 50001.
