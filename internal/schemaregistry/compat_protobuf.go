@@ -12,8 +12,9 @@ import (
 // Confluent's ProtobufSchema diff names, by wire compatibility: messages
 // are matched by full name and fields by number; a message of the writer
 // that the reader lacks is a problem (Confluent's MESSAGE_REMOVED), as are
-// a changed field kind or message type, a proto2 required field the writer
-// may omit, and fields moved into a oneof. Renaming a field, adding or
+// a changed field kind or message type, a proto2 required field on either
+// side only (Confluent's REQUIRED_FIELD_ADDED and REQUIRED_FIELD_REMOVED),
+// a field moved into an existing oneof and several moved into a new one. Renaming a field, adding or
 // removing an optional field, changing between scalar kinds of one wire
 // encoding (int32/int64/uint32/uint64/bool/enum, sint32/sint64,
 // fixed32/sfixed32, fixed64/sfixed64, string/bytes) and adding or removing
