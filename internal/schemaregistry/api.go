@@ -31,6 +31,7 @@ func (r *Registry) Handler() http.Handler {
 		})
 	}
 	route("GET /{$}", func(*http.Request) (any, error) { return struct{}{}, nil })
+	route("GET /schemas", r.listSchemas)
 	route("GET /schemas/types", func(*http.Request) (any, error) {
 		return []string{TypeJSON, TypeProtobuf, TypeAvro}, nil
 	})
@@ -333,18 +334,42 @@ func (r *Registry) versionsOfID(req *http.Request) (any, error) {
 	return out, err
 }
 
+// listing reads ?deleted and ?deletedOnly: which versions a listing
+// shows.
+type listing struct{ deleted, deletedOnly bool }
+
+func listingOf(req *http.Request) (listing, error) {
+	fl, err := flags(req, "deleted", "deletedOnly")
+	if err != nil {
+		return listing{}, err
+	}
+	return listing{deleted: fl[0] || fl[1], deletedOnly: fl[1]}, nil
+}
+
+// shows reports whether a listing includes v.
+func (l listing) shows(v *schemaVersion) bool {
+	if l.deletedOnly {
+		return v.Deleted
+	}
+	return l.deleted || !v.Deleted
+}
+
 func (r *Registry) listSubjects(req *http.Request) (any, error) {
-	deleted, err := flag(req, "deleted")
+	l, err := listingOf(req)
 	if err != nil {
 		return nil, err
 	}
 	prefix := req.URL.Query().Get("subjectPrefix")
 	out := []string{}
 	err = r.read(req.Context(), func(st *state) error {
-		for _, s := range st.subjectNames(deleted) {
-			if strings.HasPrefix(s, prefix) {
-				out = append(out, s)
+		for _, s := range st.subjectNames(l.deleted) {
+			if !strings.HasPrefix(s, prefix) {
+				continue
 			}
+			if l.deletedOnly && len(st.versions(s, false)) > 0 {
+				continue // Confluent: only subjects whose versions are all soft-deleted
+			}
+			out = append(out, s)
 		}
 		return nil
 	})
@@ -356,23 +381,93 @@ func (r *Registry) listVersions(req *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	deleted, err := flag(req, "deleted")
+	l, err := listingOf(req)
 	if err != nil {
 		return nil, err
 	}
 	out := []int{}
 	err = r.read(req.Context(), func(st *state) error {
 		out = out[:0]
-		vs := st.versions(subject, deleted)
-		if len(vs) == 0 {
+		if len(st.versions(subject, l.deleted)) == 0 {
 			return errSubjectNotFound(subject)
 		}
-		for _, v := range vs {
-			out = append(out, v.Version)
+		for _, v := range st.versions(subject, true) {
+			if l.shows(v) {
+				out = append(out, v.Version)
+			}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// listSchemas is GET /schemas: every version of every subject, in subject
+// and version order, with Confluent's subjectPrefix, deleted,
+// latestOnly, offset and limit.
+func (r *Registry) listSchemas(req *http.Request) (any, error) {
+	l, err := listingOf(req)
+	if err != nil {
+		return nil, err
+	}
+	latestOnly, err := flag(req, "latestOnly")
+	if err != nil {
+		return nil, err
+	}
+	offset, limit, err := page(req)
+	if err != nil {
+		return nil, err
+	}
+	prefix := req.URL.Query().Get("subjectPrefix")
+	out := []versionAnswer{}
+	err = r.read(req.Context(), func(st *state) error {
+		for _, s := range st.subjectNames(true) {
+			if !strings.HasPrefix(s, prefix) {
+				continue
+			}
+			var shown []*schemaVersion
+			for _, v := range st.versions(s, true) {
+				if l.shows(v) {
+					shown = append(shown, v)
+				}
+			}
+			if latestOnly && len(shown) > 0 {
+				shown = shown[len(shown)-1:]
+			}
+			for _, v := range shown {
+				out = append(out, answerOf(v))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = out[min(offset, len(out)):]
+	if limit >= 0 && limit < len(out) {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// page reads ?offset (default 0) and ?limit (default -1: all).
+func page(req *http.Request) (offset, limit int, err error) {
+	limit = -1
+	for _, p := range []struct {
+		name string
+		into *int
+		min  int
+	}{{"offset", &offset, 0}, {"limit", &limit, -1}} {
+		v := req.URL.Query().Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, convErr := strconv.Atoi(v)
+		if convErr != nil || n < p.min {
+			return 0, 0, errBadRequest(fmt.Sprintf("query parameter %s=%q is not a number from %d", p.name, v, p.min))
+		}
+		*p.into = n
+	}
+	return offset, limit, nil
 }
 
 // findVersion resolves a subject's version from the path: "latest" is the

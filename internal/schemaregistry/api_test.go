@@ -48,6 +48,11 @@ func TestRegisterLookupAndIDs(t *testing.T) {
 	do(t, srv, "GET", "/schemas/ids/1/versions", "").want(t, "versions of id 1", 200,
 		`[{"subject":"other-value","version":1},{"subject":"users-value","version":1}]`)
 
+	do(t, srv, "GET", "/schemas?subjectPrefix=users&latestOnly=true", "").want(t, "schemas, latest only", 200,
+		fmt.Sprintf(`[{"subject":"users-value","version":2,"id":2,"schema":%q}]`, userV2))
+	do(t, srv, "GET", "/schemas?offset=1&limit=2", "").want(t, "schemas, a page", 200,
+		fmt.Sprintf(`[{"subject":"strings-value","version":1,"id":3,"schema":"\"string\""},{"subject":"users-value","version":1,"id":1,"schema":%q}]`, userV1))
+	do(t, srv, "GET", "/schemas?limit=-2", "").wantCode(t, "bad limit", 400, 400)
 	do(t, srv, "POST", "/subjects/users-value", body("", userV2)).want(t, "lookup", 200,
 		fmt.Sprintf(`{"subject":"users-value","version":2,"id":2,"schema":%q}`, userV2))
 
@@ -100,6 +105,8 @@ func TestDeletes(t *testing.T) {
 	do(t, srv, "DELETE", "/subjects/s/versions/1", "").wantCode(t, "soft delete twice", 404, 40406)
 	do(t, srv, "GET", "/subjects/s/versions", "").want(t, "live versions", 200, `[2]`)
 	do(t, srv, "GET", "/subjects/s/versions?deleted=true", "").want(t, "all versions", 200, `[1,2]`)
+	do(t, srv, "GET", "/subjects/s/versions?deletedOnly=true", "").want(t, "deleted versions only", 200, `[1]`)
+	do(t, srv, "GET", "/subjects?deletedOnly=true", "").want(t, "no subject wholly deleted", 200, `[]`)
 	do(t, srv, "GET", "/subjects/s/versions/1", "").wantCode(t, "soft-deleted version", 404, 40402)
 	do(t, srv, "GET", "/subjects/s/versions/1?deleted=true", "").want(t, "soft-deleted version shown", 200, "")
 	// Ids stay readable after a soft delete, as Confluent's do.
@@ -118,6 +125,7 @@ func TestDeletes(t *testing.T) {
 	do(t, srv, "DELETE", "/subjects/s", "").wantCode(t, "soft delete subject twice", 404, 40404)
 	do(t, srv, "GET", "/subjects", "").want(t, "subjects after soft delete", 200, `[]`)
 	do(t, srv, "GET", "/subjects?deleted=true", "").want(t, "deleted subjects", 200, `["s"]`)
+	do(t, srv, "GET", "/subjects?deletedOnly=true", "").want(t, "wholly deleted subjects", 200, `["s"]`)
 	do(t, srv, "GET", "/subjects/s/versions", "").wantCode(t, "versions of soft-deleted subject", 404, 40401)
 	// Registering again after a soft delete continues the versions and
 	// reuses the id.
