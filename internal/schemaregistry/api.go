@@ -219,7 +219,7 @@ func (r *Registry) schemaOfID(req *http.Request) (*schemaVersion, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := refuseParams(req, "format", "referenceFormat", "findTags"); err != nil {
+	if err := refuseParams(req, "referenceFormat", "findTags"); err != nil {
 		return nil, 0, err
 	}
 	if _, err := subjectParam(req); err != nil {
@@ -232,10 +232,34 @@ func (r *Registry) schemaOfID(req *http.Request) (*schemaVersion, int, error) {
 		if len(vs) == 0 {
 			return errSchemaNotFound(id)
 		}
-		found, maxID = vs[0], st.maxID
-		return nil
+		maxID = st.maxID
+		found, err = formatted(st, vs[0], req.URL.Query().Get("format"))
+		return err
 	})
 	return found, maxID, err
+}
+
+// formatted is v with its schema text as ?format= asks: as stored (no
+// format, or "default"), or for Protobuf "serialized", the base64
+// FileDescriptorProto that Confluent's Python deserializer reads.
+func formatted(st *state, v *schemaVersion, format string) (*schemaVersion, error) {
+	switch {
+	case format == "" || format == "default":
+		return v, nil
+	case format == "serialized" && v.typ() == TypeProtobuf:
+		p, err := parseStored(st, v)
+		if err != nil {
+			return nil, err
+		}
+		text, err := serializedDescriptor(p.proto)
+		if err != nil {
+			return nil, err
+		}
+		out := *v
+		out.Schema = text
+		return &out, nil
+	}
+	return nil, errBadRequest(fmt.Sprintf("format=%q is not supported for %s schemas (Sluice knows default, and serialized for PROTOBUF)", format, v.typ()))
 }
 
 // subjectParam is the ?subject= of the schema-by-id endpoints. Confluent
@@ -501,18 +525,22 @@ func (r *Registry) versionOf(req *http.Request) (*schemaVersion, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseParams(req, "referenceFormat", "findTags"); err != nil {
+		return nil, err
+	}
 	var found *schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
-		found, err = findVersion(st, subject, req.PathValue("version"), deleted)
+		v, err := findVersion(st, subject, req.PathValue("version"), deleted)
+		if err != nil {
+			return err
+		}
+		found, err = formatted(st, v, req.URL.Query().Get("format"))
 		return err
 	})
 	return found, err
 }
 
 func (r *Registry) getVersion(req *http.Request) (any, error) {
-	if err := refuseParams(req, "format", "referenceFormat", "findTags"); err != nil {
-		return nil, err
-	}
 	v, err := r.versionOf(req)
 	if err != nil {
 		return nil, err
