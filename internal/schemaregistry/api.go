@@ -53,16 +53,16 @@ func (r *Registry) Handler() http.Handler {
 	route("POST /compatibility/subjects/{subject}/versions/{version}", r.checkCompatibility)
 	route("POST /compatibility/subjects/{subject}/versions", r.checkCompatibility)
 
-	route("GET /config", r.getConfig)
+	route("GET /config", r.getSetting(compatibilitySetting))
 	route("PUT /config", r.putConfig)
 	route("DELETE /config", r.deleteConfig)
-	route("GET /config/{subject}", r.getConfig)
+	route("GET /config/{subject}", r.getSetting(compatibilitySetting))
 	route("PUT /config/{subject}", r.putConfig)
 	route("DELETE /config/{subject}", r.deleteConfig)
 
-	route("GET /mode", r.getMode)
+	route("GET /mode", r.getSetting(modeSetting))
 	route("PUT /mode", r.putMode)
-	route("GET /mode/{subject}", r.getMode)
+	route("GET /mode/{subject}", r.getSetting(modeSetting))
 	route("PUT /mode/{subject}", r.putMode)
 	route("DELETE /mode/{subject}", r.deleteMode)
 
@@ -305,7 +305,9 @@ func writeRaw(w http.ResponseWriter, schema string) {
 	_, _ = io.WriteString(w, schema)
 }
 
-func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
+// usesOfID lists the versions that hold schema id, soft-deleted ones with
+// ?deleted=true; an id that no version holds at all is 40403.
+func (r *Registry) usesOfID(req *http.Request) ([]*schemaVersion, error) {
 	id, err := parseID(req)
 	if err != nil {
 		return nil, err
@@ -314,20 +316,29 @@ func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []string{}
+	var uses []*schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
-		out = out[:0]
 		if len(st.byID(id, true)) == 0 {
 			return errSchemaNotFound(id)
 		}
-		for _, v := range st.byID(id, deleted) {
-			if len(out) == 0 || out[len(out)-1] != v.Subject {
-				out = append(out, v.Subject)
-			}
-		}
+		uses = st.byID(id, deleted)
 		return nil
 	})
-	return out, err
+	return uses, err
+}
+
+func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
+	uses, err := r.usesOfID(req)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, v := range uses {
+		if len(out) == 0 || out[len(out)-1] != v.Subject {
+			out = append(out, v.Subject)
+		}
+	}
+	return out, nil
 }
 
 type subjectVersion struct {
@@ -336,26 +347,15 @@ type subjectVersion struct {
 }
 
 func (r *Registry) versionsOfID(req *http.Request) (any, error) {
-	id, err := parseID(req)
-	if err != nil {
-		return nil, err
-	}
-	deleted, err := flag(req, "deleted")
+	uses, err := r.usesOfID(req)
 	if err != nil {
 		return nil, err
 	}
 	out := []subjectVersion{}
-	err = r.read(req.Context(), func(st *state) error {
-		out = out[:0]
-		if len(st.byID(id, true)) == 0 {
-			return errSchemaNotFound(id)
-		}
-		for _, v := range st.byID(id, deleted) {
-			out = append(out, subjectVersion{v.Subject, v.Version})
-		}
-		return nil
-	})
-	return out, err
+	for _, v := range uses {
+		out = append(out, subjectVersion{v.Subject, v.Version})
+	}
+	return out, nil
 }
 
 // listing reads ?deleted and ?deletedOnly: which versions a listing

@@ -483,38 +483,62 @@ func (r *Registry) checkCompatibility(req *http.Request) (any, error) {
 	return answer, nil
 }
 
+// setting is one of the two per-subject settings with a global fallback:
+// the compatibility level (/config) and the mode (/mode).
+type setting struct {
+	// answerKey names the value in GET's answer.
+	answerKey string
+	// values are the subject-level values, "" the global one.
+	values func(*state) map[string]string
+	// effective is the value that applies to a subject.
+	effective func(*state, string) string
+	// notSet is GET's error for a subject without its own value.
+	notSet func(subject string) error
+}
+
+var (
+	compatibilitySetting = setting{"compatibilityLevel", func(st *state) map[string]string { return st.configs },
+		(*state).compatibility, errNoSubjectCompatibility}
+	modeSetting = setting{"mode", func(st *state) map[string]string { return st.modes },
+		(*state).mode, errNoSubjectMode}
+)
+
+// getSetting answers GET /config[/{s}] or /mode[/{s}]: a subject's own
+// value, or with ?defaultToGlobal=true the value that applies to it.
+func (r *Registry) getSetting(s setting) func(*http.Request) (any, error) {
+	return func(req *http.Request) (any, error) {
+		subject, err := subjectOf(req)
+		if err != nil {
+			return nil, err
+		}
+		toGlobal, err := flag(req, "defaultToGlobal")
+		if err != nil {
+			return nil, err
+		}
+		var value string
+		err = r.read(req.Context(), func(st *state) error {
+			if subject == "" || toGlobal {
+				value = s.effective(st, subject)
+				return nil
+			}
+			v, ok := s.values(st)[subject]
+			if !ok {
+				return s.notSet(subject)
+			}
+			value = v
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{s.answerKey: value}, nil
+	}
+}
+
 // configRequest is the body of PUT /config: Confluent's ConfigUpdateRequest
 // fields other than compatibility are refused by decode.
 type configRequest struct {
 	Compatibility string `json:"compatibility"`
-}
-
-func (r *Registry) getConfig(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	toGlobal, err := flag(req, "defaultToGlobal")
-	if err != nil {
-		return nil, err
-	}
-	var level string
-	err = r.read(req.Context(), func(st *state) error {
-		if subject == "" || toGlobal {
-			level = st.compatibility(subject)
-			return nil
-		}
-		c, ok := st.configs[subject]
-		if !ok {
-			return errNoSubjectCompatibility(subject)
-		}
-		level = c
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"compatibilityLevel": level}, nil
 }
 
 func (r *Registry) putConfig(req *http.Request) (any, error) {
@@ -570,34 +594,6 @@ func (r *Registry) deleteConfig(req *http.Request) (any, error) {
 
 type modeRequest struct {
 	Mode string `json:"mode"`
-}
-
-func (r *Registry) getMode(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	toGlobal, err := flag(req, "defaultToGlobal")
-	if err != nil {
-		return nil, err
-	}
-	var mode string
-	err = r.read(req.Context(), func(st *state) error {
-		if subject == "" || toGlobal {
-			mode = st.mode(subject)
-			return nil
-		}
-		m, ok := st.modes[subject]
-		if !ok {
-			return errNoSubjectMode(subject)
-		}
-		mode = m
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"mode": mode}, nil
 }
 
 func (r *Registry) putMode(req *http.Request) (any, error) {
