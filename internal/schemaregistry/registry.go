@@ -206,22 +206,33 @@ func problemsAgainst(st *state, level string, p *parsedSchema, versions []*schem
 	return problems
 }
 
-func (r *Registry) register(req *http.Request) (any, error) {
+// schemaCall reads what register, lookup and the compatibility check
+// share: the subject, the boolean query parameters named, and the body.
+func schemaCall(req *http.Request, params ...string) (string, []bool, *schemaRequest, error) {
 	subject, err := subjectOf(req)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
-	normalize, err := flag(req, "normalize")
+	fl, err := flags(req, params...)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	var q schemaRequest
 	if err := decode(req, &q); err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	if err := q.check(subject); err != nil {
+		return "", nil, nil, err
+	}
+	return subject, fl, &q, nil
+}
+
+func (r *Registry) register(req *http.Request) (any, error) {
+	subject, fl, q, err := schemaCall(req, "normalize")
+	if err != nil {
 		return nil, err
 	}
+	normalize := fl[0]
 	var id int
 	err = r.write(req.Context(), func(st *state) ([]*kgo.Record, error) {
 		if err := st.writable(subject); err != nil {
@@ -234,7 +245,7 @@ func (r *Registry) register(req *http.Request) (any, error) {
 		if importing && q.ID < 1 {
 			return nil, errNotPermitted(fmt.Sprintf("subject %s is in IMPORT mode: give the schema's id (from 1)", subject))
 		}
-		p, refs, err := parseRequest(st, &q, normalize)
+		p, refs, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return nil, err
 		}
@@ -283,29 +294,18 @@ func (r *Registry) register(req *http.Request) (any, error) {
 }
 
 func (r *Registry) lookup(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	fl, err := flags(req, "normalize", "deleted")
+	subject, fl, q, err := schemaCall(req, "normalize", "deleted")
 	if err != nil {
 		return nil, err
 	}
 	normalize, deleted := fl[0], fl[1]
-	var q schemaRequest
-	if err := decode(req, &q); err != nil {
-		return nil, err
-	}
-	if err := q.check(subject); err != nil {
-		return nil, err
-	}
 	var found *schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
 		vs := st.versions(subject, deleted)
 		if len(vs) == 0 {
 			return errSubjectNotFound(subject)
 		}
-		p, refs, err := parseRequest(st, &q, normalize)
+		p, refs, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return err
 		}
@@ -431,29 +431,18 @@ func (r *Registry) deleteVersion(req *http.Request) (any, error) {
 }
 
 func (r *Registry) checkCompatibility(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	fl, err := flags(req, "verbose", "normalize")
+	subject, fl, q, err := schemaCall(req, "verbose", "normalize")
 	if err != nil {
 		return nil, err
 	}
 	verbose, normalize := fl[0], fl[1]
-	var q schemaRequest
-	if err := decode(req, &q); err != nil {
-		return nil, err
-	}
-	if err := q.check(subject); err != nil {
-		return nil, err
-	}
 	if q.ID != 0 || q.Version != 0 {
 		return nil, errUnprocessable("id and version are not part of a compatibility check")
 	}
 	var problems []string
 	err = r.read(req.Context(), func(st *state) error {
 		problems = nil
-		p, _, err := parseRequest(st, &q, normalize)
+		p, _, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return err
 		}
