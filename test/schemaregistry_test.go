@@ -124,3 +124,25 @@ func TestSchemaRegistryProcesses(t *testing.T) {
 		t.Fatalf("the restarted instance gave id %d, want %d", id, idB+1)
 	}
 }
+
+func TestSchemaRegistryBasicAuthProcess(t *testing.T) {
+	kafkaAddr := proctest.FreeAddr(t)
+	startProc(t, "sluice-broker", nil, "broker", "--addr", kafkaAddr, "--data-dir", t.TempDir())
+	users := filepath.Join(t.TempDir(), "users.properties")
+	if err := os.WriteFile(users, []byte("svc=svc-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := proctest.FreeAddr(t)
+	p := startProc(t, "registry-auth", nil, "schema-registry", "--bootstrap", kafkaAddr, "--addr", addr, "--users-file", users)
+	waitFor(t, p.FailIfExited, startDeadline, 100*time.Millisecond, "registry answering", func() (bool, string) {
+		code, body, err := send("GET", "http://"+addr+"/subjects", "")
+		return err == nil && code == 401, fmt.Sprintf("%d %s %v", code, body, err)
+	})
+	code, body := mustSend(t, "GET", "http://svc:svc-secret@"+addr+"/subjects", "")
+	if code != 200 || strings.TrimSpace(string(body)) != "[]" {
+		t.Fatalf("with credentials: %d %s, want 200 []", code, body)
+	}
+	if code, body := mustSend(t, "GET", "http://svc:wrong@"+addr+"/subjects", ""); code != 401 || !strings.Contains(string(body), `"error_code":401`) {
+		t.Fatalf("wrong password: %d %s, want 401 with error_code 401", code, body)
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/sluice-io/sluice/internal/basicauth"
 )
 
 // ContentType is the media type of every answer, Confluent's.
@@ -571,4 +574,25 @@ func (r *Registry) referencedBy(req *http.Request) (any, error) {
 		ids = []int{}
 	}
 	return ids, err
+}
+
+// RequireUsers lets through the requests whose basic credentials c
+// accepts, as Confluent's registry does with authentication.method=BASIC,
+// and answers the others 401 in Confluent's error shape. The reason goes
+// to the debug log, never the password.
+func RequireUsers(c basicauth.Checker, log zerolog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		user, password, err := basicauth.Credentials(req)
+		if err == nil && !c.Authenticate(user, password) {
+			err = fmt.Errorf("user %q: wrong password or unknown user", user)
+		}
+		if err != nil {
+			log.Debug().Str("method", req.Method).Str("path", req.URL.Path).Str("remote", req.RemoteAddr).Str("why", err.Error()).
+				Msg("schema registry request failed authentication")
+			w.Header().Set("WWW-Authenticate", `Basic realm="SchemaRegistry", charset="UTF-8"`)
+			writeError(w, &apiError{401, 401, "Unauthorized"})
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }
