@@ -73,11 +73,31 @@ func (r *Registry) Handler() http.Handler {
 		if _, pattern := mux.Handler(req); pattern == "" {
 			// ServeMux would answer in plain text; Confluent's clients
 			// expect its JSON error shape for every answer.
+			if routedForAnotherMethod(mux, req) {
+				writeError(w, &apiError{405, 405, "HTTP 405 Method Not Allowed"})
+				return
+			}
 			writeError(w, &apiError{404, 404, "HTTP 404 Not Found"})
 			return
 		}
 		mux.ServeHTTP(w, req)
 	})
+}
+
+// routedForAnotherMethod reports whether req's path has a route under
+// another method, which makes a wrong method a 405 rather than a 404.
+func routedForAnotherMethod(mux *http.ServeMux, req *http.Request) bool {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if m == req.Method {
+			continue
+		}
+		other := req.Clone(req.Context())
+		other.Method = m
+		if _, pattern := mux.Handler(other); pattern != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
