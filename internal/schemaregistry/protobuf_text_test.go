@@ -140,3 +140,16 @@ func TestRegisterProtobufDescriptor(t *testing.T) {
 	do(t, srv, "POST", "/subjects/junk/versions", body(TypeProtobuf, base64.StdEncoding.EncodeToString([]byte("not a descriptor")))).
 		wantCode(t, "base64 of something else", 422, 42201)
 }
+
+// TestProtobufLayoutIsNotIdentity: texts that differ only in layout,
+// comments and the order of options are one schema, as in Confluent's
+// registry, which compares canonical forms.
+func TestProtobufLayoutIsNotIdentity(t *testing.T) {
+	srv := newTestRegistry(t)
+	a := `syntax="proto3";package p;option java_package="x";option go_package="y";message M{int32 a=1;repeated string b=2;}`
+	b := "// orders\nsyntax = \"proto3\";\npackage p;\noption go_package = \"y\";\noption java_package = \"x\";\n\nmessage M {\n  int32 a = 1; // the id\n  repeated string b = 2;\n}\n"
+	do(t, srv, "POST", "/subjects/p/versions", body(TypeProtobuf, a)).want(t, "first layout", 200, `{"id":1}`)
+	do(t, srv, "POST", "/subjects/p/versions", body(TypeProtobuf, b)).want(t, "second layout", 200, `{"id":1}`)
+	do(t, srv, "POST", "/subjects/p", body(TypeProtobuf, b)).want(t, "lookup by the second layout", 200, "")
+	do(t, srv, "GET", "/subjects/p/versions", "").want(t, "one version", 200, `[1]`)
+}

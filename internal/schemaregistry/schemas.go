@@ -13,6 +13,7 @@ import (
 	"github.com/bufbuild/protocompile/reporter"
 	"github.com/hamba/avro/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -98,12 +99,22 @@ func parseAvro(text string, deps []dependency, normalize bool) (*parsedSchema, e
 const protoMainFile = "__schema__.proto"
 
 // parseProtobuf compiles .proto text, or a base64 FileDescriptorProto
-// (as Confluent's Python serializer sends), which is stored as the .proto
-// text it is written out as.
+// (as Confluent's Python serializer sends). Like Confluent's registry,
+// which stores a Protobuf schema in its canonical printed form, Sluice
+// stores the .proto text it writes the compiled schema out as, so that
+// texts differing only in layout, comments or the order of options are one
+// schema with one id. A schema that cannot be written out without loss
+// (custom options this binary does not know) is stored as given.
 func parseProtobuf(text string, deps []dependency) (*parsedSchema, error) {
 	fd, err := compileProto(text, deps)
 	if err == nil {
-		return &parsedSchema{typ: TypeProtobuf, canonical: text, proto: fd}, nil
+		canonical := text
+		if printed, perr := printDescriptor(protodesc.ToFileDescriptorProto(fd)); perr == nil {
+			if again, cerr := compileProto(printed, deps); cerr == nil && sameDescriptor(protodesc.ToFileDescriptorProto(fd), again) {
+				canonical = printed
+			}
+		}
+		return &parsedSchema{typ: TypeProtobuf, canonical: canonical, proto: fd}, nil
 	}
 	fdp, ok := decodeDescriptor(text)
 	if !ok {

@@ -204,9 +204,13 @@ func TestFranzGoClient(t *testing.T) {
 	if err != nil || pss.ID != 2 || pss.Type != sr.TypeProtobuf {
 		t.Fatalf("CreateSchema protobuf = %+v, %v", pss, err)
 	}
+	// Stored in the printed form, as Confluent stores its canonical form.
 	got, err := cl.SchemaByID(ctx, 2)
-	if err != nil || got.Schema != proto.Schema || got.Type != sr.TypeProtobuf {
+	if err != nil || !strings.Contains(got.Schema, "message M {") || got.Type != sr.TypeProtobuf {
 		t.Fatalf("SchemaByID = %+v, %v", got, err)
+	}
+	if again, err := cl.RegisterSchema(ctx, "p-value", sr.Schema{Schema: got.Schema, Type: sr.TypeProtobuf}, -1, -1); err != nil || again != 2 {
+		t.Fatalf("registering the stored form again = %d, %v; want id 2", again, err)
 	}
 	found, err := cl.LookupSchema(ctx, "orders-value", sr.Schema{Schema: userV1})
 	if err != nil || found.ID != 1 || found.Version != 1 {
