@@ -48,7 +48,7 @@ func TestSchemaRegistryDevRestart(t *testing.T) {
 	d := startDev(t, filepath.Join(dir, "data"))
 	registry := "http://" + d.registryAddr
 	banner, _ := os.ReadFile(d.Stdout)
-	if !strings.Contains(string(banner), "Schema Registry "+registry) {
+	if !strings.Contains(string(banner), "registry      "+registry+"   (Confluent's Schema Registry API") {
 		t.Fatalf("dev's banner does not give the registry's URL %s:\n%s", registry, banner)
 	}
 	id := register(t, registry, "orders-value", registrySchema)
@@ -78,7 +78,7 @@ func TestSchemaRegistryDevRestart(t *testing.T) {
 func TestSchemaRegistryDevOff(t *testing.T) {
 	d := startDev(t, filepath.Join(t.TempDir(), "data"), "--schema-registry-addr=off")
 	banner, _ := os.ReadFile(d.Stdout)
-	if strings.Contains(string(banner), "Schema Registry") {
+	if strings.Contains(string(banner), "Schema Registry") || !strings.Contains(string(banner), "REST API") {
 		t.Fatalf("--schema-registry-addr=off, but the banner names a registry:\n%s", banner)
 	}
 	if _, _, err := send("GET", "http://"+d.registryAddr+"/subjects", ""); err == nil {

@@ -118,7 +118,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if regUsers != nil {
 			auth = ", basic authentication"
 		}
-		registryLine = "\n  Schema Registry " + reg.URL() + "   (Confluent's API: schema.registry.url" + auth + ")"
+		registryLine = "\n  registry      " + reg.URL() + "   (Confluent's Schema Registry API: schema.registry.url" + auth + ")"
 	}
 	w, err := worker.Start(cfg)
 	if err != nil {
