@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
 	"github.com/sluice-io/sluice/internal/basicauth"
 )
 

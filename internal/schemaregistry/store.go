@@ -151,8 +151,9 @@ const conflictBackoff = 200 * time.Millisecond
 // (InitProducerID) fences the one before it. A write reads the topic to its
 // end only after its producer holds the id, so if another instance wrote
 // since, this producer was fenced and the commit fails; the write then
-// starts over with a new producer on the newer state. On return the
-// registry's state includes the write.
+// starts over, after a short random wait, with a new producer on the newer
+// state, until the request's timeout. On return the registry's state
+// includes the write.
 func (r *Registry) write(ctx context.Context, p plan) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
