@@ -78,6 +78,9 @@ func runSchemaRegistry(ctx context.Context, args []string, stdout, stderr io.Wri
 	if len(seeds) == 0 {
 		return usageError{errors.New("--bootstrap is required")}
 	}
+	if *timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v: give a positive duration", *timeout)}
+	}
 	security, err := kafkastoreSecurity(props.m)
 	if err != nil {
 		return usageError{err}

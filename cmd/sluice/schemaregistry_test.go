@@ -28,6 +28,7 @@ func TestSchemaRegistryHelpAndBadFlags(t *testing.T) {
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--prop", "acks=all"}, "acks"},
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--prop", "kafkastore.security.protocol=CARRIER_PIGEON"}, "security.protocol"},
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--addr", "no-port"}, "no-port"},
+		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
 		{[]string{"dev", "--schema-registry-addr", "nowhere"}, "nowhere"},
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--users-file", "/no/such/users.properties"}, "--users-file"},
 		{[]string{"dev", "--schema-registry-users-file", "/no/such/users.properties"}, "--schema-registry-users-file"},
