@@ -38,6 +38,12 @@ type parsedSchema struct {
 // normalize asks for Confluent's ?normalize=true: a form in which two
 // texts that mean the same schema are equal.
 func parseSchema(typ, text string, deps []dependency, normalize bool) (*parsedSchema, error) {
+	if d := nestingDepth(text); d > maxNesting {
+		// The parsers' and the JSON Schema compiler's time grows much
+		// faster than the depth: one request must not hold a CPU for
+		// minutes. Jackson, under Confluent's registry, stops at 1000.
+		return nil, fmt.Errorf("the schema nests %d levels deep; Sluice takes at most %d", d, maxNesting)
+	}
 	switch typ {
 	case TypeAvro:
 		return parseAvro(text, deps, normalize)
@@ -218,4 +224,43 @@ type refusingLoader struct{}
 
 func (refusingLoader) Load(u string) (any, error) {
 	return nil, fmt.Errorf("%s is not a registered reference (give it in references)", u)
+}
+
+// maxNesting bounds how deep braces and brackets may nest in a schema's
+// text.
+const maxNesting = 256
+
+// nestingDepth is the deepest nesting of {} and [] in text outside string
+// literals and // or /* */ comments, which covers JSON (Avro, JSON Schema)
+// and .proto text alike.
+func nestingDepth(text string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '"', '\'':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if i+1 < len(text) && text[i+1] == '/' {
+				for i < len(text) && text[i] != '\n' {
+					i++
+				}
+			} else if i+1 < len(text) && text[i+1] == '*' {
+				end := strings.Index(text[i+2:], "*/")
+				if end < 0 {
+					return deepest
+				}
+				i += end + 3
+			}
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }
