@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 
@@ -49,7 +50,7 @@ func parseSchema(typ, text string, deps []dependency, normalize bool) (*parsedSc
 		return parseAvro(text, deps, normalize)
 	case TypeProtobuf:
 		if normalize {
-			return nil, errors.New("normalize=true is not supported for PROTOBUF schemas: Sluice stores a Protobuf schema as given")
+			return nil, errors.New("normalize=true is not supported for PROTOBUF schemas: Sluice compares them by its own printed form, not by Confluent's normalized one")
 		}
 		return parseProtobuf(text, deps)
 	case TypeJSON:
@@ -74,11 +75,17 @@ func jsonText(text string, normalize bool) (string, error) {
 	if err := d.Decode(&v); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(v) // encoding/json writes map keys sorted
-	if err != nil {
+	if _, err := d.Token(); err != io.EOF {
+		return "", errors.New("text after the JSON document")
+	}
+	// encoding/json writes map keys sorted; < > & stay as they are.
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 func parseAvro(text string, deps []dependency, normalize bool) (*parsedSchema, error) {
