@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,5 +105,29 @@ func TestDevRegistryReachesTheSecuredBroker(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(b) != `{"id":1}` {
 		t.Fatalf("register through the secured broker: %d %s", resp.StatusCode, b)
+	}
+}
+
+// A registry port already taken stops sluice dev before anything else
+// listens, and the error says how to move the registry or leave it out.
+func TestDevRegistryPortTaken(t *testing.T) {
+	cleanEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	code, _, stderr := cli(t, "dev", "--data-dir", t.TempDir(), "--kafka-addr", free(), "--rest-addr", free(), "--bind", free(),
+		"--schema-registry-addr", ln.Addr().String())
+	if code != 1 || !strings.Contains(stderr, ln.Addr().String()) || !strings.Contains(stderr, "--schema-registry-addr") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming the address and --schema-registry-addr", code, stderr)
 	}
 }
