@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		return nil, err
 	}
 	r.tailer = t
-	err = topics.EnsureTopics(ctx, kadm.NewClient(t.Client()), topics.TopicSpec{
+	err = ensureTopic(ctx, kadm.NewClient(t.Client()), topics.TopicSpec{
 		Name: cfg.Topic, Partitions: 1, ReplicationFactor: cfg.ReplicationFactor, Compact: true,
 	})
 	if err == nil {
@@ -85,6 +85,25 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		return nil, fmt.Errorf("schema registry store: %w", err)
 	}
 	return r, nil
+}
+
+// ensureTopic creates or checks the topic, waiting for a broker that is
+// not reachable yet (started at the same time, restarting) until ctx ends,
+// as a worker waits for its broker. A topic that exists with the wrong
+// partition count or cleanup policy is an error at once.
+func ensureTopic(ctx context.Context, adm *kadm.Client, spec topics.TopicSpec) error {
+	for {
+		err := topics.EnsureTopics(ctx, adm, spec)
+		var wrong *topics.TopicError
+		if err == nil || errors.As(err, &wrong) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waiting for the broker: %v)", ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Close stops tailing and producing.

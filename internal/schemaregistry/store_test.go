@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
@@ -339,4 +342,65 @@ func TestRecordsWithFieldsSluiceLacks(t *testing.T) {
 		[]byte(`{"subject":"s","version":2,"id":4,"schema":"\"long\"","ruleSet":{"domainRules":[]}}`)); err == nil || !strings.Contains(err.Error(), "ruleSet") {
 		t.Fatalf("a schema record with a rule set: %v, want ruleSet named", err)
 	}
+}
+
+// TestOpenWaitsForTheBroker: a registry started before its broker waits
+// for it; one whose topic is wrong fails at once, naming the problem.
+func TestOpenWaitsForTheBroker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there until the broker starts
+	opened := make(chan error, 1)
+	var reg *Registry
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		reg, err = Open(ctx, Config{Kafka: []kgo.Opt{kgo.SeedBrokers(addr)}, Topic: "_schemas", Log: zerolog.Nop()})
+		opened <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-opened:
+		t.Fatalf("Open returned before any broker listened: %v", err)
+	default:
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(mustPort(t, addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := <-opened; err != nil {
+		t.Fatalf("Open after the broker started: %v", err)
+	}
+	reg.Close()
+
+	// A topic with two partitions is refused at once.
+	_, opts := kafkatest.NewCluster(t)
+	kafkatest.CreateTopic(t, opts, "_two", 2, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := Open(ctx, Config{Kafka: opts, Topic: "_two", Log: zerolog.Nop()}); err == nil || !strings.Contains(err.Error(), "_two") {
+		t.Fatalf("Open on a two-partition topic: %v, want an error naming it", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("the wrong topic took %v to refuse: it was retried", time.Since(start))
+	}
+}
+
+func mustPort(t *testing.T, addr string) int {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
