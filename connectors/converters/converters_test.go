@@ -25,6 +25,9 @@ func TestNewByEveryName(t *testing.T) {
 		"FloatConverter": "FloatConverter",
 		"org.apache.kafka.connect.converters.DoubleConverter":  "DoubleConverter",
 		"org.apache.kafka.connect.converters.BooleanConverter": "*converters.BooleanConverter",
+		"io.confluent.connect.avro.AvroConverter":              "*converters.AvroConverter",
+		"AvroConverter": "*converters.AvroConverter",
+		"Avro":          "*converters.AvroConverter",
 	}
 	for name, typ := range want {
 		c, err := New(name)
@@ -64,7 +67,7 @@ func TestNewUnknownListsKnown(t *testing.T) {
 
 func TestClasses(t *testing.T) {
 	classes := Classes()
-	if len(classes) != 9 || classes[0] != DefaultClass {
+	if len(classes) != 10 || classes[0] != DefaultClass {
 		t.Fatalf("Classes() = %v", classes)
 	}
 	for _, c := range classes {
