@@ -59,6 +59,7 @@ var registry = []entry{
 	{"org.apache.kafka.connect.converters.BooleanConverter", func() Converter { return &BooleanConverter{} }},
 	{AvroConverterClass, func() Converter { return &AvroConverter{} }},
 	{JSONSchemaConverterClass, func() Converter { return &JSONSchemaConverter{} }},
+	{ProtobufConverterClass, func() Converter { return &ProtobufConverter{} }},
 }
 
 // byName maps every accepted spelling to its registry index: the class name,

@@ -67,7 +67,7 @@ func TestNewUnknownListsKnown(t *testing.T) {
 
 func TestClasses(t *testing.T) {
 	classes := Classes()
-	if len(classes) != 11 || classes[0] != DefaultClass {
+	if len(classes) != 12 || classes[0] != DefaultClass {
 		t.Fatalf("Classes() = %v", classes)
 	}
 	for _, c := range classes {
