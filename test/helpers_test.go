@@ -51,21 +51,26 @@ type dev struct {
 	restAddr  string
 	// bindAddr is the gossip address, where the admin commands --join.
 	bindAddr string
-	extra    []string
+	// registryAddr is the Schema Registry's, a free port rather than
+	// dev's default 8081 so that tests can run side by side.
+	registryAddr string
+	extra        []string
 }
 
 // startDev starts `sluice dev` on fresh loopback ports with its own data
 // directory and waits until GET /health answers 200.
 func startDev(t *testing.T, dataDir string, extraArgs ...string) *dev {
 	t.Helper()
-	d := &dev{t: t, dataDir: dataDir, kafkaAddr: proctest.FreeAddr(t), restAddr: proctest.FreeAddr(t), bindAddr: proctest.FreeAddr(t), extra: extraArgs}
+	d := &dev{t: t, dataDir: dataDir, kafkaAddr: proctest.FreeAddr(t), restAddr: proctest.FreeAddr(t), bindAddr: proctest.FreeAddr(t),
+		registryAddr: proctest.FreeAddr(t), extra: extraArgs}
 	d.start()
 	return d
 }
 
 func (d *dev) start() {
 	d.t.Helper()
-	args := append([]string{"dev", "--data-dir", d.dataDir, "--kafka-addr", d.kafkaAddr, "--rest-addr", d.restAddr, "--bind", d.bindAddr}, d.extra...)
+	args := append([]string{"dev", "--data-dir", d.dataDir, "--kafka-addr", d.kafkaAddr, "--rest-addr", d.restAddr, "--bind", d.bindAddr,
+		"--schema-registry-addr", d.registryAddr}, d.extra...)
 	d.Proc = startProc(d.t, "sluice-dev", nil, args...)
 	waitHealthy(d.t, d.Proc, d.restAddr)
 }
@@ -77,7 +82,7 @@ func (d *dev) restart() {
 	if !d.Exited() {
 		d.t.Fatalf("restart of a running process")
 	}
-	proctest.WaitPortsFree(d.t, d.kafkaAddr, d.restAddr, d.bindAddr)
+	proctest.WaitPortsFree(d.t, d.kafkaAddr, d.restAddr, d.bindAddr, d.registryAddr)
 	d.start()
 }
 

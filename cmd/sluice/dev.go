@@ -7,14 +7,21 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/kafkasec"
+	"github.com/sluice-io/sluice/internal/schemaregistry"
 	"github.com/sluice-io/sluice/internal/worker"
 )
 
 const devHelp = `
 sluice dev starts everything on one machine: the embedded Kafka-compatible
-broker (persisted under --data-dir), one worker, and Kafka Connect's REST API on
---rest-addr. Stop it with Ctrl-C (offsets are flushed); start it again and it
-continues where it stopped.
+broker (persisted under --data-dir), one worker, Kafka Connect's REST API on
+--rest-addr, and a Schema Registry with Confluent's API on
+--schema-registry-addr (http://127.0.0.1:8081; --schema-registry-addr=off leaves
+it out), the schema.registry.url of the Avro, Protobuf and JSON Schema
+converters. Stop it with Ctrl-C (offsets are flushed); start it again and it
+continues where it stopped, schemas included.
 
 With --sasl-user and --tls-cert/--tls-key the broker requires SASL and TLS, and
 the worker sluice dev runs authenticates with the first --sasl-user over
@@ -25,7 +32,7 @@ SCRAM-SHA-512 and trusts --tls-cert (a self-signed certificate for the
 
 const devBanner = `
 Sluice is running.
-  REST API      http://%[1]s   (Kafka Connect's API)%[6]s
+  REST API      http://%[1]s   (Kafka Connect's API)%[6]s%[7]s
   admin         %[5]s        (sluice connectors|tasks|plugins|workers --join %[5]s)
   Kafka         %[2]s        (any Kafka client or kcat works)
   data          %[3]s
@@ -54,6 +61,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f workerFlags
 	fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
 	f.register(fs, true)
+	registryAddr := fs.String("schema-registry-addr", DefaultSchemaRegistryAddr, "host:port of the Schema Registry (Confluent's API, schemas in the broker's _schemas topic); off leaves it out")
 	var sec brokerSecurityFlags
 	sec.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -62,6 +70,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	log, err := f.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if *registryAddr != "off" {
+		// Before the broker starts, so that a typo costs nothing.
+		if _, _, err := net.SplitHostPort(*registryAddr); err != nil {
+			return usageError{fmt.Errorf("--schema-registry-addr %q: %v (host:port, or off)", *registryAddr, err)}
+		}
 	}
 	secOpts, err := sec.kfakeOpts()
 	if err != nil {
@@ -78,6 +92,23 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	sec.workerProps(cfg.Props)
+	registryLine := ""
+	if *registryAddr != "off" {
+		// The registry reaches the broker as the worker does.
+		secOpts, err := kafkasec.Options(cfg.Props)
+		if err != nil {
+			return err
+		}
+		reg, err := startSchemaRegistry(ctx, *registryAddr, schemaregistry.Config{
+			Kafka: append([]kgo.Opt{kgo.SeedBrokers(f.bootstrap)}, secOpts...),
+			Log:   registryLogger(log),
+		})
+		if err != nil {
+			return err
+		}
+		defer reg.Close()
+		registryLine = "\n  Schema Registry " + reg.URL() + "   (Confluent's API: schema.registry.url)"
+	}
 	w, err := worker.Start(cfg)
 	if err != nil {
 		return err
@@ -90,6 +121,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if w.DashboardOff() {
 		dashboard = ""
 	}
-	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap+sec.describe(), *dataDir, port, f.bind, dashboard)
+	fmt.Fprintf(stdout, devBanner, net.JoinHostPort(host, port), f.bootstrap+sec.describe(), *dataDir, port, f.bind, dashboard, registryLine)
 	return serve(ctx, w, log)
 }

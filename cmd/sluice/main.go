@@ -25,6 +25,9 @@ Commands:
   broker      the embedded Kafka-compatible broker alone, for local multi-worker setups
   worker      a worker of a cluster on any Kafka (Apache Kafka, or 'sluice broker');
               --config takes a Kafka Connect worker properties file as it is
+  schema-registry
+              a Schema Registry with Confluent's REST API on :8081, its schemas
+              in Kafka's _schemas topic
   version     print the version
 
 Admin commands (reach a running cluster through its actor system at --join):
@@ -77,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runBroker(ctx, args[1:], stdout, stderr)
 	case "worker":
 		err = runWorker(ctx, args[1:], stdout, stderr)
+	case "schema-registry":
+		err = runSchemaRegistry(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "sluice %s\n", Version)
 	case "help", "-h", "--help":

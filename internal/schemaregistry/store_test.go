@@ -1,0 +1,248 @@
+package schemaregistry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/sluice-io/sluice/internal/kafkatest"
+)
+
+// TestSurvivesRestart registers, configures and deletes through one
+// instance, closes it, and checks a new instance on the same topic answers
+// the same.
+func TestSurvivesRestart(t *testing.T) {
+	opts, topic := testBroker(t)
+	_, srv, stop := openRegistry(t, opts, topic)
+	do(t, srv, "POST", "/subjects/a/versions", body("", userV1)).want(t, "v1", 200, `{"id":1}`)
+	do(t, srv, "POST", "/subjects/a/versions", body("", userV2)).want(t, "v2", 200, `{"id":2}`)
+	do(t, srv, "PUT", "/config/a", `{"compatibility":"FULL"}`).want(t, "config", 200, "")
+	do(t, srv, "PUT", "/mode/b", `{"mode":"READONLY"}`).want(t, "mode", 200, "")
+	do(t, srv, "DELETE", "/subjects/a/versions/1", "").want(t, "soft delete", 200, "")
+	do(t, srv, "POST", "/subjects/c/versions", body("", `"int"`)).want(t, "c", 200, `{"id":3}`)
+	do(t, srv, "DELETE", "/subjects/c", "").want(t, "soft delete c", 200, "")
+	stop()
+
+	_, srv2, _ := openRegistry(t, opts, topic)
+	do(t, srv2, "GET", "/subjects/a/versions?deleted=true", "").want(t, "versions after restart", 200, `[1,2]`)
+	do(t, srv2, "GET", "/subjects/a/versions", "").want(t, "live versions after restart", 200, `[2]`)
+	do(t, srv2, "GET", "/subjects", "").want(t, "subjects after restart", 200, `["a"]`)
+	do(t, srv2, "GET", "/schemas/ids/2", "").want(t, "id after restart", 200, fmt.Sprintf(`{"schema":%q}`, userV2))
+	do(t, srv2, "GET", "/config/a", "").want(t, "config after restart", 200, `{"compatibilityLevel":"FULL"}`)
+	do(t, srv2, "GET", "/mode/b", "").want(t, "mode after restart", 200, `{"mode":"READONLY"}`)
+	do(t, srv2, "POST", "/subjects/d/versions", body("", `"long"`)).want(t, "ids continue", 200, `{"id":4}`)
+}
+
+// TestInstancesAgree runs two instances on one topic: each sees the
+// other's writes, and concurrent registrations through both never give
+// one id to two schemas or one version to two ids.
+func TestInstancesAgree(t *testing.T) {
+	opts, topic := testBroker(t)
+	_, a, _ := openRegistry(t, opts, topic)
+	_, b, _ := openRegistry(t, opts, topic)
+
+	do(t, a, "PUT", "/config", `{"compatibility":"NONE"}`).want(t, "level NONE", 200, "")
+	do(t, a, "POST", "/subjects/s/versions", body("", userV1)).want(t, "register on a", 200, `{"id":1}`)
+	// b has not necessarily read the record yet: a miss reads to the end
+	// before answering.
+	do(t, b, "GET", "/schemas/ids/1", "").want(t, "read on b", 200, "")
+	do(t, b, "POST", "/subjects/s/versions", body("", userV1)).want(t, "same schema on b", 200, `{"id":1}`)
+
+	const perInstance = 6
+	var wg sync.WaitGroup
+	ids := make(chan [2]int, 2*perInstance)
+	for i, srv := range []*struct {
+		name string
+		url  string
+	}{{"a", a.URL}, {"b", b.URL}} {
+		for n := 0; n < perInstance; n++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cl, err := sr.NewClient(sr.URLs(srv.url))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				k := i*perInstance + n
+				schema := fmt.Sprintf(`{"type":"fixed","name":"F%d","size":%d}`, k, k+1)
+				id, err := cl.RegisterSchema(context.Background(), fmt.Sprintf("subject-%d", k%3), sr.Schema{Schema: schema}, -1, -1)
+				if err != nil {
+					t.Errorf("register on %s: %v", srv.name, err)
+					return
+				}
+				ids <- [2]int{k, id}
+			}()
+		}
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int]int{}
+	for p := range ids {
+		if k, dup := seen[p[1]]; dup {
+			t.Fatalf("schemas %d and %d both got id %d", k, p[0], p[1])
+		}
+		seen[p[1]] = p[0]
+	}
+	if len(seen) != 2*perInstance {
+		t.Fatalf("%d schemas registered, want %d", len(seen), 2*perInstance)
+	}
+	// Both instances list the same versions, numbered without gaps.
+	for s := 0; s < 3; s++ {
+		path := fmt.Sprintf("/subjects/subject-%d/versions", s)
+		va, vb := do(t, a, "GET", path, ""), do(t, b, "GET", path, "")
+		if va.body != vb.body || va.body != "[1,2,3,4]" {
+			t.Fatalf("%s: a says %s, b says %s, want [1,2,3,4]", path, va.body, vb.body)
+		}
+	}
+}
+
+// TestTopicFormat reads the topic back and checks its records are
+// Confluent's: keys with keytype and magic, schema values with subject,
+// version, id, schema and deleted, and a record written by Confluent's
+// registry (not by Sluice) is read as such.
+func TestTopicFormat(t *testing.T) {
+	opts, topic := testBroker(t)
+	// Records as Confluent's registry writes them, before Sluice starts.
+	cl := kafkatest.NewClient(t, opts)
+	compact := "compact"
+	kafkatest.CreateTopic(t, opts, topic, 1, map[string]*string{"cleanup.policy": &compact})
+	kafkatest.Produce(t, cl,
+		&kgo.Record{Topic: topic, Key: []byte(`{"keytype":"NOOP","magic":0}`)},
+		&kgo.Record{Topic: topic, Key: []byte(`{"keytype":"SCHEMA","subject":"legacy","version":1,"magic":1}`),
+			Value: []byte(`{"subject":"legacy","version":1,"id":7,"schema":"\"string\"","deleted":false}`)},
+		&kgo.Record{Topic: topic, Key: []byte(`{"keytype":"SCHEMA","subject":"proto","version":1,"magic":1}`),
+			Value: []byte(`{"subject":"proto","version":1,"id":8,"schemaType":"PROTOBUF","schema":"syntax = \"proto3\"; message M { int32 a = 1; }","deleted":false}`)},
+		&kgo.Record{Topic: topic, Key: []byte(`{"keytype":"CONFIG","subject":null,"magic":0}`), Value: []byte(`{"compatibilityLevel":"FORWARD"}`)},
+		&kgo.Record{Topic: topic, Key: []byte(`{"keytype":"SOMETHING_NEW","magic":0}`), Value: []byte(`{}`)},
+	)
+	_, srv, stop := openRegistry(t, opts, topic)
+	do(t, srv, "GET", "/schemas/ids/7", "").want(t, "Confluent-written schema", 200, `{"schema":"\"string\""}`)
+	do(t, srv, "GET", "/schemas/ids/8", "").want(t, "Confluent-written protobuf", 200, "")
+	do(t, srv, "GET", "/config", "").want(t, "Confluent-written config", 200, `{"compatibilityLevel":"FORWARD"}`)
+	do(t, srv, "POST", "/subjects/new/versions", body("", `"int"`)).want(t, "next id after Confluent's", 200, `{"id":9}`)
+	do(t, srv, "PUT", "/config/new", `{"compatibility":"NONE"}`).want(t, "subject config", 200, "")
+	do(t, srv, "PUT", "/mode", `{"mode":"READWRITE"}`).want(t, "global mode", 200, "")
+	do(t, srv, "DELETE", "/subjects/new", "").want(t, "soft delete subject", 200, "")
+	stop()
+
+	got := map[string]string{}
+	var keys []string
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	reader := kafkatest.NewClient(t, opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	for len(got) < 9 && ctx.Err() == nil {
+		reader.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if _, ok := got[string(r.Key)]; !ok {
+				keys = append(keys, string(r.Key))
+			}
+			got[string(r.Key)] = string(r.Value)
+		})
+	}
+	sort.Strings(keys)
+	want := map[string]string{
+		`{"keytype":"SCHEMA","subject":"new","version":1,"magic":1}`: `{"subject":"new","version":1,"id":9,"schema":"\"int\"","deleted":false}`,
+		`{"keytype":"CONFIG","subject":"new","magic":0}`:             `{"compatibilityLevel":"NONE"}`,
+		`{"keytype":"MODE","subject":null,"magic":0}`:                `{"mode":"READWRITE"}`,
+		`{"keytype":"DELETE_SUBJECT","subject":"new","magic":0}`:     `{"subject":"new","version":1}`,
+	}
+	for k, v := range want {
+		if !jsonEqual(got[k], v) {
+			t.Errorf("record %s = %s, want %s (keys: %v)", k, got[k], v, keys)
+		}
+		var parsed map[string]any
+		if err := json.Unmarshal([]byte(k), &parsed); err != nil {
+			t.Errorf("key %s is not JSON: %v", k, err)
+		}
+	}
+}
+
+// TestFranzGoClient drives the registry with franz-go's sr client, which
+// the registry converters use, as an outside check of the API's shapes.
+func TestFranzGoClient(t *testing.T) {
+	srv := newTestRegistry(t)
+	ctx := context.Background()
+	cl, err := sr.NewClient(sr.URLs(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := cl.SupportedTypes(ctx)
+	if err != nil || len(types) != 3 {
+		t.Fatalf("SupportedTypes = %v, %v", types, err)
+	}
+	ss, err := cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: userV1})
+	if err != nil || ss.ID != 1 || ss.Version != 1 || ss.Subject != "orders-value" {
+		t.Fatalf("CreateSchema = %+v, %v", ss, err)
+	}
+	proto := sr.Schema{Schema: `syntax = "proto3"; package p; message M { string a = 1; }`, Type: sr.TypeProtobuf}
+	pss, err := cl.CreateSchema(ctx, "p-value", proto)
+	if err != nil || pss.ID != 2 || pss.Type != sr.TypeProtobuf {
+		t.Fatalf("CreateSchema protobuf = %+v, %v", pss, err)
+	}
+	got, err := cl.SchemaByID(ctx, 2)
+	if err != nil || got.Schema != proto.Schema || got.Type != sr.TypeProtobuf {
+		t.Fatalf("SchemaByID = %+v, %v", got, err)
+	}
+	found, err := cl.LookupSchema(ctx, "orders-value", sr.Schema{Schema: userV1})
+	if err != nil || found.ID != 1 || found.Version != 1 {
+		t.Fatalf("LookupSchema = %+v, %v", found, err)
+	}
+	res, err := cl.CheckCompatibility(ctx, "orders-value", -1, sr.Schema{Schema: userV3})
+	if err != nil || res.Is {
+		t.Fatalf("CheckCompatibility of an incompatible schema = %+v, %v", res, err)
+	}
+	_, err = cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: userV3})
+	var re *sr.ResponseError
+	if !asResponseError(err, &re) || re.ErrorCode != 409 {
+		t.Fatalf("registering an incompatible schema: %v, want error_code 409", err)
+	}
+	for _, r := range cl.SetCompatibility(ctx, sr.SetCompatibility{Level: sr.CompatFull}, "orders-value") {
+		if r.Err != nil || r.Level != sr.CompatFull {
+			t.Fatalf("SetCompatibility = %+v", r)
+		}
+	}
+	for _, r := range cl.Compatibility(ctx, "orders-value") {
+		if r.Err != nil || r.Level != sr.CompatFull {
+			t.Fatalf("Compatibility = %+v", r)
+		}
+	}
+	for _, r := range cl.SetMode(ctx, sr.ModeReadOnly, "orders-value") {
+		if r.Err != nil || r.Mode != sr.ModeReadOnly {
+			t.Fatalf("SetMode = %+v", r)
+		}
+	}
+	if _, err := cl.DeleteSubject(ctx, "orders-value", sr.SoftDelete); !asResponseError(err, &re) || re.ErrorCode != 42205 {
+		t.Fatalf("deleting a read-only subject: %v, want 42205", err)
+	}
+	for _, r := range cl.ResetMode(ctx, "orders-value") {
+		if r.Err != nil {
+			t.Fatalf("ResetMode = %+v", r)
+		}
+	}
+	if vs, err := cl.DeleteSubject(ctx, "orders-value", sr.SoftDelete); err != nil || len(vs) != 1 {
+		t.Fatalf("DeleteSubject soft = %v, %v", vs, err)
+	}
+	if vs, err := cl.DeleteSubject(ctx, "orders-value", sr.HardDelete); err != nil || len(vs) != 1 {
+		t.Fatalf("DeleteSubject hard = %v, %v", vs, err)
+	}
+	subjects, err := cl.Subjects(ctx)
+	if err != nil || len(subjects) != 1 || subjects[0] != "p-value" {
+		t.Fatalf("Subjects = %v, %v", subjects, err)
+	}
+}
+
+func asResponseError(err error, into **sr.ResponseError) bool {
+	re, ok := err.(*sr.ResponseError)
+	if ok {
+		*into = re
+	}
+	return ok
+}
