@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hamba/avro/v2"
@@ -75,7 +76,9 @@ type AvroConverter struct {
 type avroWriter struct {
 	text   string
 	schema avro.Schema
-	name   string // record full name, for the record name strategies
+	name   string      // record full name, for the record name strategies
+	form   *structForm // the fast form of the record, when it has one
+	ids    topicIDs
 }
 
 // avroReader is a registered schema's Avro and Connect forms.
@@ -148,33 +151,68 @@ func (c *AvroConverter) FromConnect(topic string, schema *connectors.Schema, val
 	if err != nil {
 		return nil, err
 	}
+	if c.reg.useLatest {
+		return c.fromConnectLatest(topic, w, schema, value)
+	}
+	id, err := c.reg.idForTopic(&w.ids, topic, w.name, sr.Schema{Schema: w.text, Type: sr.TypeAvro})
+	if err != nil {
+		return nil, err
+	}
+	native, err := c.nativeValue(w, schema, w.schema, value)
+	if err != nil {
+		return nil, dataErr("AvroConverter", err)
+	}
+	out, err := encodeAvroFrame(w.schema, id, native)
+	if err != nil {
+		subject, _ := c.reg.subject(topic, w.name)
+		return nil, &DataError{Converter: "AvroConverter", Msg: fmt.Sprintf("encoding for subject %q schema id %d: %v", subject, id, err)}
+	}
+	return out, nil
+}
+
+// fromConnectLatest writes value with the latest schema of its subject
+// (use.latest.version), whose fields the map form finds by name.
+func (c *AvroConverter) fromConnectLatest(topic string, w *avroWriter, schema *connectors.Schema, value any) ([]byte, error) {
 	subject, err := c.reg.subject(topic, w.name)
 	if err != nil {
 		return nil, err
 	}
-	target := w
-	var id int
-	if c.reg.useLatest {
-		latest, err := c.reg.latestFor(subject)
-		if err != nil {
-			return nil, err
-		}
-		if target, err = c.latestWriter(subject, latest, w); err != nil {
-			return nil, err
-		}
-		id = latest.ID
-	} else if id, err = c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeAvro}); err != nil {
+	latest, err := c.reg.latestFor(subject)
+	if err != nil {
+		return nil, err
+	}
+	target, err := c.latestWriter(subject, latest, w)
+	if err != nil {
 		return nil, err
 	}
 	native, err := c.toNative(schema, w.schema, value)
 	if err != nil {
 		return nil, dataErr("AvroConverter", err)
 	}
-	payload, err := avroAPI.Marshal(target.schema, native)
+	out, err := encodeAvroFrame(target.schema, latest.ID, native)
 	if err != nil {
-		return nil, &DataError{Converter: "AvroConverter", Msg: fmt.Sprintf("encoding for subject %q schema id %d: %v", subject, id, err)}
+		return nil, &DataError{Converter: "AvroConverter", Msg: fmt.Sprintf("encoding for subject %q schema id %d: %v", subject, latest.ID, err)}
 	}
-	return append(appendFrameHeader(make([]byte, 0, frameHeaderLen+len(payload)), id), payload...), nil
+	return out, nil
+}
+
+// avroWriters are hamba/avro writers kept between records: a frame is
+// written into one (header, then the datum) and copied out once.
+var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 512, avro.WithWriterConfig(avroAPI)) }}
+
+// encodeAvroFrame writes Confluent's frame of v encoded with schema.
+func encodeAvroFrame(schema avro.Schema, id int, v any) ([]byte, error) {
+	wr := avroWriters.Get().(*avro.Writer)
+	defer avroWriters.Put(wr)
+	wr.Reset(nil)
+	wr.Error = nil
+	var header [frameHeaderLen]byte
+	wr.Write(appendFrameHeader(header[:0], id))
+	wr.WriteVal(schema, v)
+	if wr.Error != nil {
+		return nil, wr.Error
+	}
+	return bytes.Clone(wr.Buffer()), nil
 }
 
 // latestWriter is the subject's latest schema, used to write instead of the
@@ -215,6 +253,9 @@ func (c *AvroConverter) writerFor(schema *connectors.Schema) (*avroWriter, error
 	w := &avroWriter{text: string(text), schema: parsed}
 	if n, ok := parsed.(avro.NamedSchema); ok {
 		w.name = n.FullName()
+	}
+	if !schema.Optional {
+		w.form = newStructForm(schema, c.scrub)
 	}
 	c.toAvro.put(schema, w)
 	return w, nil

@@ -501,3 +501,59 @@ func TestAvroConfigKeys(t *testing.T) {
 		t.Errorf("RecordNameStrategy did not register under the record name")
 	}
 }
+
+// TestAvroStructFormSameBytes: the struct form (avro_struct.go) and the map
+// form write the same bytes for every shape the struct form covers, and a
+// schema it does not cover falls back to the map form.
+func TestAvroStructFormSameBytes(t *testing.T) {
+	reg := newCountingRegistry(t)
+	c := avroConv(t, reg, false, nil)
+	inner := connectors.StructSchema("In", connectors.Field{Name: "b", Schema: connectors.BooleanSchema})
+	withDefault := &connectors.Schema{Type: connectors.Int64, Optional: true, Default: int64(9)}
+	s := connectors.StructSchema("com.acme.Flat",
+		connectors.Field{Name: "i8", Schema: connectors.Int8Schema},
+		connectors.Field{Name: "i16", Schema: connectors.Int16Schema.Optionally()},
+		connectors.Field{Name: "i64", Schema: withDefault},
+		connectors.Field{Name: "f32", Schema: connectors.Float32Schema},
+		connectors.Field{Name: "bytes", Schema: connectors.OptionalBytesSchema},
+		connectors.Field{Name: "dec", Schema: decimalSchema("2")},
+		connectors.Field{Name: "date", Schema: dateSchema.Optionally()},
+		connectors.Field{Name: "time", Schema: timeSchema},
+		connectors.Field{Name: "ts", Schema: timestampSchema},
+		connectors.Field{Name: "in", Schema: inner},
+		connectors.Field{Name: "optin", Schema: inner.Optionally()},
+	)
+	values := []*connectors.StructValue{
+		connectors.NewStruct(s).MustSet("i8", int8(-1)).MustSet("i16", int16(2)).MustSet("i64", int64(3)).MustSet("f32", float32(0.5)).
+			MustSet("bytes", []byte{1}).MustSet("dec", rat("-3.25")).MustSet("date", time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)).
+			MustSet("time", time.UnixMilli(5).UTC()).MustSet("ts", time.UnixMilli(-5).UTC()).
+			MustSet("in", connectors.NewStruct(inner).MustSet("b", true)).MustSet("optin", connectors.NewStruct(inner).MustSet("b", false)),
+		connectors.NewStruct(s).MustSet("i8", int8(0)).MustSet("f32", float32(0)).MustSet("dec", rat("0")).
+			MustSet("time", time.UnixMilli(0).UTC()).MustSet("ts", time.UnixMilli(0).UTC()).MustSet("in", connectors.NewStruct(inner).MustSet("b", false)),
+	}
+	w, err := c.writerFor(s)
+	if err != nil || w.form == nil {
+		t.Fatalf("no struct form for %s: %v", dumpSchema(s), err)
+	}
+	for i, v := range values {
+		fast, err := w.form.value(s, v, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := c.toNative(s, w.schema, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, errA := encodeAvroFrame(w.schema, 1, fast)
+		b, errB := encodeAvroFrame(w.schema, 1, slow)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("value %d: struct form % x (%v), map form % x (%v)", i, a, errA, b, errB)
+		}
+	}
+	if f := newStructForm(connectors.StructSchema("A", connectors.Field{Name: "arr", Schema: &connectors.Schema{Type: connectors.Array, Items: connectors.Int32Schema}}), false); f != nil {
+		t.Errorf("a struct with an array has a struct form")
+	}
+	if _, err := w.form.value(s, connectors.NewStruct(s), false); err == nil || !strings.Contains(err.Error(), "i8") {
+		t.Errorf("a missing required field: %v", err)
+	}
+}

@@ -51,6 +51,7 @@ type jsonSchemaWriter struct {
 	text      string
 	title     string
 	validator *jsonschema.Schema // with json.fail.invalid.schema
+	ids       topicIDs
 }
 
 type jsonSchemaReader struct {
@@ -124,11 +125,7 @@ func (c *JSONSchemaConverter) FromConnect(topic string, schema *connectors.Schem
 	if err != nil {
 		return nil, err
 	}
-	subject, err := c.reg.subject(topic, w.title)
-	if err != nil {
-		return nil, err
-	}
-	id, err := c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeJSON})
+	id, err := c.reg.idForTopic(&w.ids, topic, w.title, sr.Schema{Schema: w.text, Type: sr.TypeJSON})
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +143,7 @@ func (c *JSONSchemaConverter) FromConnect(topic string, schema *connectors.Schem
 			err = w.validator.Validate(doc)
 		}
 		if err != nil {
+			subject, _ := c.reg.subject(topic, w.title)
 			return nil, &DataError{Converter: "JsonSchemaConverter", Msg: fmt.Sprintf("value does not validate against schema id %d of subject %q (json.fail.invalid.schema=true): %v", id, subject, err)}
 		}
 	}

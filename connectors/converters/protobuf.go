@@ -118,6 +118,7 @@ type ProtobufConverter struct {
 type protoWriter struct {
 	text string
 	md   protoreflect.MessageDescriptor
+	ids  topicIDs
 }
 
 type protoReader struct {
@@ -187,11 +188,7 @@ func (c *ProtobufConverter) FromConnect(topic string, schema *connectors.Schema,
 	if err != nil {
 		return nil, err
 	}
-	subject, err := c.reg.subject(topic, string(w.md.FullName()))
-	if err != nil {
-		return nil, err
-	}
-	id, err := c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeProtobuf})
+	id, err := c.reg.idForTopic(&w.ids, topic, string(w.md.FullName()), sr.Schema{Schema: w.text, Type: sr.TypeProtobuf})
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +198,7 @@ func (c *ProtobufConverter) FromConnect(topic string, schema *connectors.Schema,
 	}
 	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
 	if err != nil {
+		subject, _ := c.reg.subject(topic, string(w.md.FullName()))
 		return nil, &DataError{Converter: "ProtobufConverter", Msg: fmt.Sprintf("encoding for subject %q schema id %d: %v", subject, id, err)}
 	}
 	// The first message of the file: the message-index array is the single

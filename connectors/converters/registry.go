@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
@@ -355,6 +356,29 @@ func (rc *registryClient) idFor(subject string, schema sr.Schema) (int, error) {
 		return 0, rc.registryError(err, fmt.Sprintf("%s under subject %q", what, subject))
 	}
 	rc.ids.put(key, id)
+	return id, nil
+}
+
+// topicIDs remembers, for one writer schema, the id its records carry on
+// each topic, so that the record path neither rebuilds the subject name nor
+// hashes the schema's text per record.
+type topicIDs struct{ m sync.Map } // topic -> id
+
+// idForTopic is idFor for the subject topic's records of a schema named
+// recordName have, answered from ids after the first record.
+func (rc *registryClient) idForTopic(ids *topicIDs, topic, recordName string, schema sr.Schema) (int, error) {
+	if v, ok := ids.m.Load(topic); ok {
+		return v.(int), nil
+	}
+	subject, err := rc.subject(topic, recordName)
+	if err != nil {
+		return 0, err
+	}
+	id, err := rc.idFor(subject, schema)
+	if err != nil {
+		return 0, err
+	}
+	ids.m.Store(topic, id)
 	return id, nil
 }
 
