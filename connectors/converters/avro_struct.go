@@ -32,6 +32,50 @@ type fieldForm struct {
 	schema *connectors.Schema
 	ptr    bool        // an optional field: *T, nil for null
 	nested *structForm // a struct field
+	// set stores a required primitive's value without boxing it again;
+	// false means the value is not of the schema's Go type.
+	set func(dst reflect.Value, v any) bool
+}
+
+// primitiveSetter returns set for a required, unnamed primitive schema:
+// the common fields of a record, on its hot path.
+func primitiveSetter(s *connectors.Schema) func(reflect.Value, any) bool {
+	if s.Optional || s.Name != "" || len(s.Parameters) > 0 {
+		return nil
+	}
+	switch s.Type {
+	case connectors.Int32:
+		return func(dst reflect.Value, v any) bool {
+			x, ok := v.(int32)
+			dst.SetInt(int64(x))
+			return ok
+		}
+	case connectors.Int64:
+		return func(dst reflect.Value, v any) bool {
+			x, ok := v.(int64)
+			dst.SetInt(x)
+			return ok
+		}
+	case connectors.Float64:
+		return func(dst reflect.Value, v any) bool {
+			x, ok := v.(float64)
+			dst.SetFloat(x)
+			return ok
+		}
+	case connectors.Boolean:
+		return func(dst reflect.Value, v any) bool {
+			x, ok := v.(bool)
+			dst.SetBool(x)
+			return ok
+		}
+	case connectors.String:
+		return func(dst reflect.Value, v any) bool {
+			x, ok := v.(string)
+			dst.SetString(x)
+			return ok
+		}
+	}
+	return nil
 }
 
 var (
@@ -49,7 +93,7 @@ func newStructForm(s *connectors.Schema, scrub bool) *structForm {
 	f := &structForm{}
 	var fields []reflect.StructField
 	for i, fld := range s.Fields {
-		ff := fieldForm{schema: fld.Schema}
+		ff := fieldForm{schema: fld.Schema, set: primitiveSetter(fld.Schema)}
 		t := goTypeOf(fld.Schema)
 		if t == nil && fld.Schema.Type == connectors.Struct {
 			if ff.nested = newStructForm(nonOptional(fld.Schema), scrub); ff.nested != nil {
@@ -164,6 +208,9 @@ func (f *structForm) fill(dst reflect.Value, s *connectors.Schema, v any, scrub 
 			if err := ff.nested.fill(target, s.Fields[i].Schema, fv, scrub); err != nil {
 				return inField(err, s.Fields[i].Name)
 			}
+			continue
+		}
+		if ff.set != nil && ff.set(out, fv) {
 			continue
 		}
 		n, err := toNativeValue(ff.schema, fv, scrub)
