@@ -129,23 +129,9 @@ func (c *AvroConverter) Configure(props map[string]string, isKey bool) error {
 // FromConnect writes value as a framed Avro datum. A nil value is a nil
 // record value (a tombstone), as Confluent's serializer writes it.
 func (c *AvroConverter) FromConnect(topic string, schema *connectors.Schema, value any) ([]byte, error) {
-	if c.reg == nil {
-		return nil, &DataError{Converter: "AvroConverter", Msg: "not configured"}
-	}
-	if value == nil || isNil(value) {
-		switch {
-		case schema == nil:
-			return nil, nil
-		case schema.Default != nil:
-			value = schema.Default
-		case schema.Optional:
-			return nil, nil
-		default:
-			return nil, &DataError{Converter: "AvroConverter", Msg: "Found null value for non-optional schema"}
-		}
-	}
-	if schema == nil {
-		return nil, &DataError{Converter: "AvroConverter", Msg: "a value without a Connect schema cannot be written as Avro; use a converter that takes schemaless data (JsonConverter with schemas.enable=false)"}
+	value, done, err := recordValue("AvroConverter", c.reg, schema, value)
+	if done || err != nil {
+		return nil, err
 	}
 	w, err := c.writerFor(schema)
 	if err != nil {
@@ -292,14 +278,8 @@ func (c *AvroConverter) addReferences(cache *avro.SchemaCache, refs []sr.SchemaR
 // ToConnect reads a framed Avro datum. Nil data is a nil value with no
 // schema (a tombstone).
 func (c *AvroConverter) ToConnect(topic string, data []byte) (*connectors.Schema, any, error) {
-	if c.reg == nil {
-		return nil, nil, &DataError{Converter: "AvroConverter", Msg: "not configured"}
-	}
-	if data == nil {
-		return nil, nil, nil
-	}
-	id, payload, err := unframe("AvroConverter", data)
-	if err != nil {
+	id, payload, ok, err := readFrame("AvroConverter", c.reg, data)
+	if !ok {
 		return nil, nil, err
 	}
 	r, err := c.readerFor(topic, id)
@@ -323,12 +303,9 @@ func (c *AvroConverter) readerFor(topic string, id int) (*avroReader, error) {
 	if r, ok := c.fromAvro.get(id); ok {
 		return r, nil
 	}
-	s, err := c.reg.schemaByID(id)
+	s, err := c.reg.schemaOfType(id)
 	if err != nil {
 		return nil, err
-	}
-	if s.Type != sr.TypeAvro {
-		return nil, &DataError{Converter: "AvroConverter", Msg: fmt.Sprintf("schema id %d is a %s schema, not Avro", id, s.Type)}
 	}
 	parsed, err := c.parse(s)
 	if err != nil {

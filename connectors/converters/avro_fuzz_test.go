@@ -45,19 +45,8 @@ func FuzzAvroToConnect(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0})
 	f.Add([]byte{0, 0, 0, 0x7f, 0xff, 1, 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, v, err := c.ToConnect("fuzz", data)
-		if err != nil {
-			asDataError(t, err)
-			return
-		}
-		if s == nil {
-			return
-		}
-		out, err := c.FromConnect("fuzz-copy", s, v)
-		if err != nil {
-			t.Fatalf("read %x as %v but cannot write it back: %v", data, v, err)
-		}
-		if !bytes.Equal(out[5:], data[5:]) && !hasEnumOrMap(s) {
+		s, _, out := fuzzReadBack(t, c, "fuzz", data)
+		if s != nil && !bytes.Equal(out[5:], data[5:]) && !hasEnumOrMap(s) {
 			t.Fatalf("payload %x written back as %x", data[5:], out[5:])
 		}
 	})

@@ -24,18 +24,7 @@ func avroPointValue(x int32) *connectors.StructValue {
 
 func avroConv(t testing.TB, reg *countingRegistry, isKey bool, extra map[string]string) *AvroConverter {
 	t.Helper()
-	props := map[string]string{"schema.registry.url": reg.URL()}
-	for k, v := range extra {
-		props[k] = v
-	}
-	c, err := New("AvroConverter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Configure(props, isKey); err != nil {
-		t.Fatalf("Configure(%v): %v", props, err)
-	}
-	return c.(*AvroConverter)
+	return registryConv(t, "AvroConverter", reg, isKey, extra).(*AvroConverter)
 }
 
 // TestAvroByteLayout checks frames against the layout Confluent documents

@@ -67,16 +67,7 @@ type jsonSchemaReader struct {
 // its schema on write and read when true). Other keys are refused by name.
 func (c *JSONSchemaConverter) Configure(props map[string]string, isKey bool) error {
 	ce := &connectors.ConfigError{}
-	c.numericDecimal = false
-	if v, ok := props["decimal.format"]; ok {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "BASE64":
-		case "NUMERIC":
-			c.numericDecimal = true
-		default:
-			ce.Add("decimal.format", fmt.Sprintf("Invalid value %q for configuration decimal.format: String must be one of (case insensitive): BASE64, NUMERIC", v))
-		}
-	}
+	c.numericDecimal = parseDecimalFormat(ce, props)
 	c.additional = parseBool(ce, props, "object.additional.properties", true)
 	c.optionalNonReq = parseBool(ce, props, "use.optional.for.nonrequired", false)
 	c.validate = parseBool(ce, props, "json.fail.invalid.schema", false)
@@ -103,23 +94,9 @@ func (c *JSONSchemaConverter) Configure(props map[string]string, isKey bool) err
 // FromConnect writes value as framed JSON. A nil value is a nil record
 // value, as Confluent's serializer writes it.
 func (c *JSONSchemaConverter) FromConnect(topic string, schema *connectors.Schema, value any) ([]byte, error) {
-	if c.reg == nil {
-		return nil, &DataError{Converter: "JsonSchemaConverter", Msg: "not configured"}
-	}
-	if value == nil || isNil(value) {
-		switch {
-		case schema == nil:
-			return nil, nil
-		case schema.Default != nil:
-			value = schema.Default
-		case schema.Optional:
-			return nil, nil
-		default:
-			return nil, &DataError{Converter: "JsonSchemaConverter", Msg: "Found null value for non-optional schema"}
-		}
-	}
-	if schema == nil {
-		return nil, &DataError{Converter: "JsonSchemaConverter", Msg: "a value without a Connect schema has no JSON Schema; use JsonConverter with schemas.enable=false"}
+	value, done, err := recordValue("JsonSchemaConverter", c.reg, schema, value)
+	if done || err != nil {
+		return nil, err
 	}
 	w, err := c.writerFor(schema)
 	if err != nil {
@@ -502,14 +479,8 @@ func isFloat64(v any) bool {
 
 // ToConnect reads framed JSON with the schema the frame names.
 func (c *JSONSchemaConverter) ToConnect(topic string, data []byte) (*connectors.Schema, any, error) {
-	if c.reg == nil {
-		return nil, nil, &DataError{Converter: "JsonSchemaConverter", Msg: "not configured"}
-	}
-	if data == nil {
-		return nil, nil, nil
-	}
-	id, payload, err := unframe("JsonSchemaConverter", data)
-	if err != nil {
+	id, payload, ok, err := readFrame("JsonSchemaConverter", c.reg, data)
+	if !ok {
 		return nil, nil, err
 	}
 	r, err := c.readerFor(topic, id)
@@ -541,12 +512,9 @@ func (c *JSONSchemaConverter) readerFor(topic string, id int) (*jsonSchemaReader
 	if r, ok := c.fromJSON.get(id); ok {
 		return r, nil
 	}
-	s, err := c.reg.schemaByID(id)
+	s, err := c.reg.schemaOfType(id)
 	if err != nil {
 		return nil, err
-	}
-	if s.Type != sr.TypeJSON {
-		return nil, &DataError{Converter: "JsonSchemaConverter", Msg: fmt.Sprintf("schema id %d is a %s schema, not JSON", id, s.Type)}
 	}
 	if len(s.References) > 0 {
 		return nil, &DataError{Converter: "JsonSchemaConverter", Msg: fmt.Sprintf("schema id %d has schema references, which Sluice's JsonSchemaConverter does not resolve", id)}

@@ -22,17 +22,5 @@ func FuzzJSONSchemaToConnect(f *testing.F) {
 	f.Add(append(appendFrameHeader(nil, id), `{"n":1,"d":"ZA==","t":5,"m":[{"key":1,"value":true}],"u":"s","o":null}`...))
 	f.Add(append(appendFrameHeader(nil, id), `{"u":3}`...))
 	f.Add([]byte{0, 0, 0, 0, 9, '{'})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, v, err := c.ToConnect("fz", data)
-		if err != nil {
-			asDataError(t, err)
-			return
-		}
-		if s == nil {
-			return
-		}
-		if _, err := c.FromConnect("fz-copy", s, v); err != nil {
-			t.Fatalf("read %q as %v but cannot write it back: %v", data, v, err)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReadBack(t, c, "fz", data) })
 }

@@ -14,18 +14,7 @@ import (
 
 func jsonSchemaConv(t testing.TB, reg *countingRegistry, extra map[string]string) *JSONSchemaConverter {
 	t.Helper()
-	props := map[string]string{"schema.registry.url": reg.URL()}
-	for k, v := range extra {
-		props[k] = v
-	}
-	c, err := New("JsonSchemaConverter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Configure(props, false); err != nil {
-		t.Fatalf("Configure(%v): %v", props, err)
-	}
-	return c.(*JSONSchemaConverter)
+	return registryConv(t, "JsonSchemaConverter", reg, false, extra).(*JSONSchemaConverter)
 }
 
 // TestJSONSchemaMapping checks the registered schema and the payload

@@ -168,21 +168,12 @@ func (c *ProtobufConverter) Configure(props map[string]string, isKey bool) error
 
 // FromConnect writes a struct as a framed Protobuf message.
 func (c *ProtobufConverter) FromConnect(topic string, schema *connectors.Schema, value any) ([]byte, error) {
-	if c.reg == nil {
-		return nil, &DataError{Converter: "ProtobufConverter", Msg: "not configured"}
+	value, done, err := recordValue("ProtobufConverter", c.reg, schema, value)
+	if done || err != nil {
+		return nil, err
 	}
-	if value == nil || isNil(value) {
-		if schema == nil || schema.Optional || schema.Default == nil {
-			return nil, nil
-		}
-		value = schema.Default
-	}
-	if schema == nil || schema.Type != connectors.Struct {
-		what := "no schema"
-		if schema != nil {
-			what = "a " + string(schema.Type) + " schema"
-		}
-		return nil, &DataError{Converter: "ProtobufConverter", Msg: fmt.Sprintf("a Protobuf record is a message: Sluice writes Connect structs only, not %s", what)}
+	if schema.Type != connectors.Struct {
+		return nil, &DataError{Converter: "ProtobufConverter", Msg: fmt.Sprintf("a Protobuf record is a message: Sluice writes Connect structs only, not a %s schema", schema.Type)}
 	}
 	w, err := c.writerFor(schema)
 	if err != nil {
@@ -749,14 +740,8 @@ func (c *ProtobufConverter) protoValue(newMsg func() protoreflect.Value, fd prot
 // ToConnect reads a framed Protobuf message with the schema and message
 // index the frame names.
 func (c *ProtobufConverter) ToConnect(topic string, data []byte) (*connectors.Schema, any, error) {
-	if c.reg == nil {
-		return nil, nil, &DataError{Converter: "ProtobufConverter", Msg: "not configured"}
-	}
-	if data == nil {
-		return nil, nil, nil
-	}
-	id, rest, err := unframe("ProtobufConverter", data)
-	if err != nil {
+	id, rest, ok, err := readFrame("ProtobufConverter", c.reg, data)
+	if !ok {
 		return nil, nil, err
 	}
 	indexes, payload, err := readMessageIndexes(rest)
@@ -826,12 +811,9 @@ func (c *ProtobufConverter) readerFor(id int) (*protoReader, error) {
 	if r, ok := c.fromProto.get(id); ok {
 		return r, nil
 	}
-	s, err := c.reg.schemaByID(id)
+	s, err := c.reg.schemaOfType(id)
 	if err != nil {
 		return nil, err
-	}
-	if s.Type != sr.TypeProtobuf {
-		return nil, &DataError{Converter: "ProtobufConverter", Msg: fmt.Sprintf("schema id %d is a %s schema, not Protobuf", id, s.Type)}
 	}
 	deps := map[string]string{}
 	if err := c.addReferences(deps, s.References, 0); err != nil {

@@ -41,17 +41,5 @@ message M {
 	f.Add(append(appendFrameHeader(nil, id), 0, 0x08, 0x7f, 0x12, 0x01, 'x', 0x1a, 0x04, 0x08, 0x01, 0x12, 0x00, 0x20, 0x01, 0x32, 0x02, 0x08, 0x03))
 	f.Add(append(appendFrameHeader(nil, id), 0, 0x42, 0x06, 0x0a, 0x01, 0x64, 0x18, 0x02, 0x00, 0x4a, 0x06, 0x08, 0xe8, 0x0f, 0x10, 0x0d, 0x18, 0x01))
 	f.Add(append(appendFrameHeader(nil, id), 2, 2, 0))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, v, err := c.ToConnect("fz", data)
-		if err != nil {
-			asDataError(t, err)
-			return
-		}
-		if s == nil {
-			return
-		}
-		if _, err := c.FromConnect("fz-copy", s, v); err != nil {
-			t.Fatalf("read % x as %v but cannot write it back: %v", data, v, err)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReadBack(t, c, "fz", data) })
 }

@@ -15,18 +15,7 @@ import (
 
 func protoConv(t testing.TB, reg *countingRegistry, extra map[string]string) *ProtobufConverter {
 	t.Helper()
-	props := map[string]string{"schema.registry.url": reg.URL()}
-	for k, v := range extra {
-		props[k] = v
-	}
-	c, err := New("ProtobufConverter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Configure(props, false); err != nil {
-		t.Fatalf("Configure(%v): %v", props, err)
-	}
-	return c.(*ProtobufConverter)
+	return registryConv(t, "ProtobufConverter", reg, false, extra).(*ProtobufConverter)
 }
 
 // TestProtobufByteLayout checks the frame against Confluent's documented

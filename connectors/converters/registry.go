@@ -472,6 +472,60 @@ func (rc *registryClient) registryError(err error, what string) error {
 	return out
 }
 
+// recordValue applies, before a record is written, the rule Confluent's
+// converters follow for null: with no schema or an optional one a null
+// value is written as no bytes (a tombstone), a schema's default stands in
+// for null, and a required schema without one is an error. done says that
+// nil bytes are the answer. A value without a schema is refused: the
+// registry formats all need one.
+func recordValue(converter string, rc *registryClient, schema *connectors.Schema, value any) (v any, done bool, err error) {
+	if rc == nil {
+		return nil, false, &DataError{Converter: converter, Msg: "not configured"}
+	}
+	if value == nil || isNil(value) {
+		switch {
+		case schema == nil:
+			return nil, true, nil
+		case schema.Default != nil:
+			value = schema.Default
+		case schema.Optional:
+			return nil, true, nil
+		default:
+			return nil, false, &DataError{Converter: converter, Msg: "Found null value for non-optional schema"}
+		}
+	}
+	if schema == nil {
+		return nil, false, &DataError{Converter: converter, Msg: "a value without a Connect schema has no schema to register; use a converter that takes schemaless data (JsonConverter with schemas.enable=false)"}
+	}
+	return value, false, nil
+}
+
+// readFrame splits a record read into its schema id and payload; ok is
+// false for nil data, a tombstone.
+func readFrame(converter string, rc *registryClient, data []byte) (id int, payload []byte, ok bool, err error) {
+	if rc == nil {
+		return 0, nil, false, &DataError{Converter: converter, Msg: "not configured"}
+	}
+	if data == nil {
+		return 0, nil, false, nil
+	}
+	id, payload, err = unframe(converter, data)
+	return id, payload, err == nil, err
+}
+
+// schemaOfType is schemaByID for a converter of one schema type: a schema
+// of another type is refused.
+func (rc *registryClient) schemaOfType(id int) (sr.Schema, error) {
+	s, err := rc.schemaByID(id)
+	if err != nil {
+		return sr.Schema{}, err
+	}
+	if s.Type != rc.schemaType {
+		return sr.Schema{}, &DataError{Converter: rc.converter, Msg: fmt.Sprintf("schema id %d is a %s schema, not %s", id, s.Type, rc.schemaType)}
+	}
+	return s, nil
+}
+
 // appendFrameHeader appends Confluent's header to b.
 func appendFrameHeader(b []byte, id int) []byte {
 	b = append(b, magicByte, 0, 0, 0, 0)

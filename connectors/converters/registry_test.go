@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
@@ -177,6 +178,43 @@ func TestRegistryCredentialsNeverLeak(t *testing.T) {
 	if err := (&AvroConverter{}).Configure(map[string]string{"schema.registry.url": "http://u:hunter2@[::1"}, false); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("bad URL error leaks or is missing: %v", err)
 	}
+}
+
+// registryConv returns the converter class configured for the registry
+// reg, with extra keys.
+func registryConv(t testing.TB, class string, reg *countingRegistry, isKey bool, extra map[string]string) Converter {
+	t.Helper()
+	props := map[string]string{"schema.registry.url": reg.URL()}
+	for k, v := range extra {
+		props[k] = v
+	}
+	c, err := New(class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Configure(props, isKey); err != nil {
+		t.Fatalf("Configure(%v): %v", props, err)
+	}
+	return c
+}
+
+// fuzzReadBack is the property every registry converter's fuzz target
+// checks: reading data never panics, fails only with a *DataError, and what
+// it reads can be written back.
+func fuzzReadBack(t *testing.T, c Converter, topic string, data []byte) (*connectors.Schema, any, []byte) {
+	s, v, err := c.ToConnect(topic, data)
+	if err != nil {
+		asDataError(t, err)
+		return nil, nil, nil
+	}
+	if s == nil {
+		return nil, nil, nil
+	}
+	out, err := c.FromConnect(topic+"-copy", s, v)
+	if err != nil {
+		t.Fatalf("read % x as %v but cannot write it back: %v", data, v, err)
+	}
+	return s, v, out
 }
 
 func srSchemaAvro(text string) sr.Schema { return sr.Schema{Schema: text, Type: sr.TypeAvro} }
