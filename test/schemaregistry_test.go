@@ -48,7 +48,7 @@ func TestSchemaRegistryDevRestart(t *testing.T) {
 	d := startDev(t, filepath.Join(dir, "data"))
 	registry := "http://" + d.registryAddr
 	banner, _ := os.ReadFile(d.Stdout)
-	if !strings.Contains(string(banner), "Schema Registry "+registry) {
+	if !strings.Contains(string(banner), "registry      "+registry+"   (Confluent's Schema Registry API") {
 		t.Fatalf("dev's banner does not give the registry's URL %s:\n%s", registry, banner)
 	}
 	id := register(t, registry, "orders-value", registrySchema)
@@ -78,7 +78,7 @@ func TestSchemaRegistryDevRestart(t *testing.T) {
 func TestSchemaRegistryDevOff(t *testing.T) {
 	d := startDev(t, filepath.Join(t.TempDir(), "data"), "--schema-registry-addr=off")
 	banner, _ := os.ReadFile(d.Stdout)
-	if strings.Contains(string(banner), "Schema Registry") {
+	if strings.Contains(string(banner), "Schema Registry") || !strings.Contains(string(banner), "REST API") {
 		t.Fatalf("--schema-registry-addr=off, but the banner names a registry:\n%s", banner)
 	}
 	if _, _, err := send("GET", "http://"+d.registryAddr+"/subjects", ""); err == nil {
@@ -122,5 +122,27 @@ func TestSchemaRegistryProcesses(t *testing.T) {
 	wantRegistryAnswer(t, regA, fmt.Sprintf("/schemas/ids/%d", idB), `{"schema":"\"string\""}`)
 	if id := register(t, regA, "third-value", `"int"`); id != idB+1 {
 		t.Fatalf("the restarted instance gave id %d, want %d", id, idB+1)
+	}
+}
+
+func TestSchemaRegistryBasicAuthProcess(t *testing.T) {
+	kafkaAddr := proctest.FreeAddr(t)
+	startProc(t, "sluice-broker", nil, "broker", "--addr", kafkaAddr, "--data-dir", t.TempDir())
+	users := filepath.Join(t.TempDir(), "users.properties")
+	if err := os.WriteFile(users, []byte("svc=svc-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := proctest.FreeAddr(t)
+	p := startProc(t, "registry-auth", nil, "schema-registry", "--bootstrap", kafkaAddr, "--addr", addr, "--users-file", users)
+	waitFor(t, p.FailIfExited, startDeadline, 100*time.Millisecond, "registry answering", func() (bool, string) {
+		code, body, err := send("GET", "http://"+addr+"/subjects", "")
+		return err == nil && code == 401, fmt.Sprintf("%d %s %v", code, body, err)
+	})
+	code, body := mustSend(t, "GET", "http://svc:svc-secret@"+addr+"/subjects", "")
+	if code != 200 || strings.TrimSpace(string(body)) != "[]" {
+		t.Fatalf("with credentials: %d %s, want 200 []", code, body)
+	}
+	if code, body := mustSend(t, "GET", "http://svc:wrong@"+addr+"/subjects", ""); code != 401 || !strings.Contains(string(body), `"error_code":401`) {
+		t.Fatalf("wrong password: %d %s, want 401 with error_code 401", code, body)
 	}
 }

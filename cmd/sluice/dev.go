@@ -62,6 +62,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.restAddr, "rest-addr", ":8083", "host:port of the REST API")
 	f.register(fs, true)
 	registryAddr := fs.String("schema-registry-addr", DefaultSchemaRegistryAddr, "host:port of the Schema Registry (Confluent's API, schemas in the broker's _schemas topic); off leaves it out")
+	registryUsersFile := fs.String("schema-registry-users-file", "", "a file of user=password lines: the Schema Registry then requires basic authentication by one of them")
 	var sec brokerSecurityFlags
 	sec.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -71,11 +72,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// Before the broker starts, so that a typo costs nothing.
 	if *registryAddr != "off" {
-		// Before the broker starts, so that a typo costs nothing.
 		if _, _, err := net.SplitHostPort(*registryAddr); err != nil {
 			return usageError{fmt.Errorf("--schema-registry-addr %q: %v (host:port, or off)", *registryAddr, err)}
 		}
+	} else if *registryUsersFile != "" {
+		return usageError{fmt.Errorf("--schema-registry-users-file is given, but --schema-registry-addr=off leaves the registry out")}
+	}
+	regUsers, err := registryUsers(*registryUsersFile, "--schema-registry-users-file")
+	if err != nil {
+		return err
 	}
 	secOpts, err := sec.kfakeOpts()
 	if err != nil {
@@ -99,7 +106,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		reg, err := startSchemaRegistry(ctx, *registryAddr, schemaregistry.Config{
+		reg, err := startSchemaRegistry(ctx, *registryAddr, regUsers, schemaregistry.Config{
 			Kafka: append([]kgo.Opt{kgo.SeedBrokers(f.bootstrap)}, secOpts...),
 			Log:   registryLogger(log),
 		})
@@ -107,7 +114,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		defer reg.Close()
-		registryLine = "\n  Schema Registry " + reg.URL() + "   (Confluent's API: schema.registry.url)"
+		auth := ""
+		if regUsers != nil {
+			auth = ", basic authentication"
+		}
+		registryLine = "\n  registry      " + reg.URL() + "   (Confluent's Schema Registry API: schema.registry.url" + auth + ")"
 	}
 	w, err := worker.Start(cfg)
 	if err != nil {

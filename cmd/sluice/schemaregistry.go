@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/schemaregistry"
 )
@@ -42,6 +43,11 @@ Confluent's registry takes them with the kafkastore. prefix (either spelling):
   --prop 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";' \
   --prop ssl.truststore.location=ca.pem --prop ssl.truststore.type=PEM
 Other keys are refused, each named.
+
+With --users-file, every request needs HTTP basic authentication (Confluent's
+authentication.method=BASIC) by a user of that file: user=password lines, as
+Kafka Connect's PropertyFileLoginModule reads them. Converters then give
+basic.auth.credentials.source=USER_INFO and basic.auth.user.info=user:password.
 `
 
 // DefaultSchemaRegistryAddr is where 'sluice dev' serves its registry:
@@ -56,6 +62,7 @@ func runSchemaRegistry(ctx context.Context, args []string, stdout, stderr io.Wri
 	var rf replicationFactor = -1
 	fs.Var(&rf, "replication-factor", "replication factor of --topic when the registry creates it; -1 takes the broker's default (kafkastore.topic.replication.factor)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long one request may wait for Kafka before it is answered 500 with error_code 50002 (kafkastore.timeout.ms)")
+	usersFile := fs.String("users-file", "", "a file of user=password lines: every request then needs basic authentication by one of them (Confluent's authentication.method=BASIC); empty: no authentication")
 	var props propsFlag
 	fs.Var(&props, "prop", "a Kafka client security key=value (security.protocol, sasl.*, ssl.*, with or without the kafkastore. prefix); repeatable, SLUICE_PROP takes several")
 	var lf logFlags
@@ -71,6 +78,9 @@ func runSchemaRegistry(ctx context.Context, args []string, stdout, stderr io.Wri
 	if len(seeds) == 0 {
 		return usageError{errors.New("--bootstrap is required")}
 	}
+	if *timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v: give a positive duration", *timeout)}
+	}
 	security, err := kafkastoreSecurity(props.m)
 	if err != nil {
 		return usageError{err}
@@ -79,7 +89,11 @@ func runSchemaRegistry(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return usageError{fmt.Errorf("--prop: %v", err)}
 	}
-	reg, err := startSchemaRegistry(ctx, *addr, schemaregistry.Config{
+	users, err := registryUsers(*usersFile, "--users-file")
+	if err != nil {
+		return err
+	}
+	reg, err := startSchemaRegistry(ctx, *addr, users, schemaregistry.Config{
 		Kafka: append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, secOpts...),
 		Topic: *topic, ReplicationFactor: int16(rf), Timeout: *timeout,
 		Log: registryLogger(log),
@@ -119,6 +133,18 @@ func kafkastoreSecurity(props map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
+// registryUsers reads the users file a flag names, or nil for none.
+func registryUsers(path, flagName string) (*basicauth.Users, error) {
+	if path == "" {
+		return nil, nil
+	}
+	users, err := basicauth.LoadUsersFile(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %v", flagName, err)}
+	}
+	return users, nil
+}
+
 // runningRegistry is a schema registry serving HTTP.
 type runningRegistry struct {
 	reg    *schemaregistry.Registry
@@ -128,8 +154,8 @@ type runningRegistry struct {
 }
 
 // startSchemaRegistry opens the registry (reading its topic to the end)
-// and serves it on addr.
-func startSchemaRegistry(ctx context.Context, addr string, cfg schemaregistry.Config) (*runningRegistry, error) {
+// and serves it on addr, to the users given (everyone when nil).
+func startSchemaRegistry(ctx context.Context, addr string, users *basicauth.Users, cfg schemaregistry.Config) (*runningRegistry, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, usageError{fmt.Errorf("schema registry address %q: %v", addr, err)}
 	}
@@ -144,9 +170,13 @@ func startSchemaRegistry(ctx context.Context, addr string, cfg schemaregistry.Co
 		ln.Close()
 		return nil, err
 	}
+	handler := reg.Handler()
+	if users != nil {
+		handler = schemaregistry.RequireUsers(users, cfg.Log, handler)
+	}
 	r := &runningRegistry{
 		reg: reg, ln: ln, failed: make(chan error, 1),
-		srv: &http.Server{Handler: reg.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second},
 	}
 	go func() {
 		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -12,7 +12,7 @@ func TestSchemaRegistryHelpAndBadFlags(t *testing.T) {
 	if code != 0 {
 		t.Errorf("sluice schema-registry --help: exit %d, want 0", code)
 	}
-	for _, want := range []string{"sluice schema-registry", "SLUICE_", "-bootstrap", "-addr", "-topic", "_schemas", "schema.registry.url", "kafkastore."} {
+	for _, want := range []string{"sluice schema-registry", "SLUICE_", "-bootstrap", "-addr", "-topic", "_schemas", "schema.registry.url", "kafkastore.", "-users-file", "basic.auth.user.info"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("sluice schema-registry --help does not mention %q:\n%s", want, text)
 		}
@@ -28,7 +28,11 @@ func TestSchemaRegistryHelpAndBadFlags(t *testing.T) {
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--prop", "acks=all"}, "acks"},
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--prop", "kafkastore.security.protocol=CARRIER_PIGEON"}, "security.protocol"},
 		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--addr", "no-port"}, "no-port"},
+		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
 		{[]string{"dev", "--schema-registry-addr", "nowhere"}, "nowhere"},
+		{[]string{"schema-registry", "--bootstrap", "127.0.0.1:1", "--users-file", "/no/such/users.properties"}, "--users-file"},
+		{[]string{"dev", "--schema-registry-users-file", "/no/such/users.properties"}, "--schema-registry-users-file"},
+		{[]string{"dev", "--schema-registry-addr=off", "--schema-registry-users-file", "u.properties"}, "--schema-registry-addr=off"},
 	} {
 		code, _, stderr := cli(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -133,6 +133,21 @@ func Load(path string, log zerolog.Logger) (*Users, error) {
 	return u, nil
 }
 
+// LoadUsersFile reads one users file (user=password lines, as
+// PropertyFileLoginModule reads them) for a server that takes the file
+// directly, without a JAAS file: the schema registry. An empty file is
+// refused, since it would let everyone in.
+func LoadUsersFile(path string) (*Users, error) {
+	f, err := readUsers(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.passwords) == 0 {
+		return nil, fmt.Errorf("users file %s has no users", path)
+	}
+	return &Users{files: []usersFile{f}}, nil
+}
+
 func readUsers(path string) (usersFile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

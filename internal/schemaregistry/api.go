@@ -8,6 +8,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/internal/basicauth"
 )
 
 // ContentType is the media type of every answer, Confluent's.
@@ -53,16 +57,16 @@ func (r *Registry) Handler() http.Handler {
 	route("POST /compatibility/subjects/{subject}/versions/{version}", r.checkCompatibility)
 	route("POST /compatibility/subjects/{subject}/versions", r.checkCompatibility)
 
-	route("GET /config", r.getConfig)
+	route("GET /config", r.getSetting(compatibilitySetting))
 	route("PUT /config", r.putConfig)
 	route("DELETE /config", r.deleteConfig)
-	route("GET /config/{subject}", r.getConfig)
+	route("GET /config/{subject}", r.getSetting(compatibilitySetting))
 	route("PUT /config/{subject}", r.putConfig)
 	route("DELETE /config/{subject}", r.deleteConfig)
 
-	route("GET /mode", r.getMode)
+	route("GET /mode", r.getSetting(modeSetting))
 	route("PUT /mode", r.putMode)
-	route("GET /mode/{subject}", r.getMode)
+	route("GET /mode/{subject}", r.getSetting(modeSetting))
 	route("PUT /mode/{subject}", r.putMode)
 	route("DELETE /mode/{subject}", r.deleteMode)
 
@@ -70,11 +74,31 @@ func (r *Registry) Handler() http.Handler {
 		if _, pattern := mux.Handler(req); pattern == "" {
 			// ServeMux would answer in plain text; Confluent's clients
 			// expect its JSON error shape for every answer.
+			if routedForAnotherMethod(mux, req) {
+				writeError(w, &apiError{405, 405, "HTTP 405 Method Not Allowed"})
+				return
+			}
 			writeError(w, &apiError{404, 404, "HTTP 404 Not Found"})
 			return
 		}
 		mux.ServeHTTP(w, req)
 	})
+}
+
+// routedForAnotherMethod reports whether req's path has a route under
+// another method, which makes a wrong method a 405 rather than a 404.
+func routedForAnotherMethod(mux *http.ServeMux, req *http.Request) bool {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if m == req.Method {
+			continue
+		}
+		other := req.Clone(req.Context())
+		other.Method = m
+		if _, pattern := mux.Handler(other); pattern != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -219,7 +243,7 @@ func (r *Registry) schemaOfID(req *http.Request) (*schemaVersion, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := refuseParams(req, "format", "referenceFormat", "findTags"); err != nil {
+	if err := refuseParams(req, "referenceFormat", "findTags"); err != nil {
 		return nil, 0, err
 	}
 	if _, err := subjectParam(req); err != nil {
@@ -232,10 +256,34 @@ func (r *Registry) schemaOfID(req *http.Request) (*schemaVersion, int, error) {
 		if len(vs) == 0 {
 			return errSchemaNotFound(id)
 		}
-		found, maxID = vs[0], st.maxID
-		return nil
+		maxID = st.maxID
+		found, err = formatted(st, vs[0], req.URL.Query().Get("format"))
+		return err
 	})
 	return found, maxID, err
+}
+
+// formatted is v with its schema text as ?format= asks: as stored (no
+// format, or "default"), or for Protobuf "serialized", the base64
+// FileDescriptorProto that Confluent's Python deserializer reads.
+func formatted(st *state, v *schemaVersion, format string) (*schemaVersion, error) {
+	switch {
+	case format == "" || format == "default":
+		return v, nil
+	case format == "serialized" && v.typ() == TypeProtobuf:
+		p, err := parseStored(st, v)
+		if err != nil {
+			return nil, err
+		}
+		text, err := serializedDescriptor(p.proto)
+		if err != nil {
+			return nil, err
+		}
+		out := *v
+		out.Schema = text
+		return &out, nil
+	}
+	return nil, errBadRequest(fmt.Sprintf("format=%q is not supported for %s schemas (Sluice knows default, and serialized for PROTOBUF)", format, v.typ()))
 }
 
 // subjectParam is the ?subject= of the schema-by-id endpoints. Confluent
@@ -281,7 +329,9 @@ func writeRaw(w http.ResponseWriter, schema string) {
 	_, _ = io.WriteString(w, schema)
 }
 
-func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
+// usesOfID lists the versions that hold schema id, soft-deleted ones with
+// ?deleted=true; an id that no version holds at all is 40403.
+func (r *Registry) usesOfID(req *http.Request) ([]*schemaVersion, error) {
 	id, err := parseID(req)
 	if err != nil {
 		return nil, err
@@ -290,20 +340,29 @@ func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []string{}
+	var uses []*schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
-		out = out[:0]
 		if len(st.byID(id, true)) == 0 {
 			return errSchemaNotFound(id)
 		}
-		for _, v := range st.byID(id, deleted) {
-			if len(out) == 0 || out[len(out)-1] != v.Subject {
-				out = append(out, v.Subject)
-			}
-		}
+		uses = st.byID(id, deleted)
 		return nil
 	})
-	return out, err
+	return uses, err
+}
+
+func (r *Registry) subjectsOfID(req *http.Request) (any, error) {
+	uses, err := r.usesOfID(req)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, v := range uses {
+		if len(out) == 0 || out[len(out)-1] != v.Subject {
+			out = append(out, v.Subject)
+		}
+	}
+	return out, nil
 }
 
 type subjectVersion struct {
@@ -312,26 +371,15 @@ type subjectVersion struct {
 }
 
 func (r *Registry) versionsOfID(req *http.Request) (any, error) {
-	id, err := parseID(req)
-	if err != nil {
-		return nil, err
-	}
-	deleted, err := flag(req, "deleted")
+	uses, err := r.usesOfID(req)
 	if err != nil {
 		return nil, err
 	}
 	out := []subjectVersion{}
-	err = r.read(req.Context(), func(st *state) error {
-		out = out[:0]
-		if len(st.byID(id, true)) == 0 {
-			return errSchemaNotFound(id)
-		}
-		for _, v := range st.byID(id, deleted) {
-			out = append(out, subjectVersion{v.Subject, v.Version})
-		}
-		return nil
-	})
-	return out, err
+	for _, v := range uses {
+		out = append(out, subjectVersion{v.Subject, v.Version})
+	}
+	return out, nil
 }
 
 // listing reads ?deleted and ?deletedOnly: which versions a listing
@@ -501,18 +549,22 @@ func (r *Registry) versionOf(req *http.Request) (*schemaVersion, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseParams(req, "referenceFormat", "findTags"); err != nil {
+		return nil, err
+	}
 	var found *schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
-		found, err = findVersion(st, subject, req.PathValue("version"), deleted)
+		v, err := findVersion(st, subject, req.PathValue("version"), deleted)
+		if err != nil {
+			return err
+		}
+		found, err = formatted(st, v, req.URL.Query().Get("format"))
 		return err
 	})
 	return found, err
 }
 
 func (r *Registry) getVersion(req *http.Request) (any, error) {
-	if err := refuseParams(req, "format", "referenceFormat", "findTags"); err != nil {
-		return nil, err
-	}
 	v, err := r.versionOf(req)
 	if err != nil {
 		return nil, err
@@ -543,4 +595,25 @@ func (r *Registry) referencedBy(req *http.Request) (any, error) {
 		ids = []int{}
 	}
 	return ids, err
+}
+
+// RequireUsers lets through the requests whose basic credentials c
+// accepts, as Confluent's registry does with authentication.method=BASIC,
+// and answers the others 401 in Confluent's error shape. The reason goes
+// to the debug log, never the password.
+func RequireUsers(c basicauth.Checker, log zerolog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		user, password, err := basicauth.Credentials(req)
+		if err == nil && !c.Authenticate(user, password) {
+			err = fmt.Errorf("user %q: wrong password or unknown user", user)
+		}
+		if err != nil {
+			log.Debug().Str("method", req.Method).Str("path", req.URL.Path).Str("remote", req.RemoteAddr).Str("why", err.Error()).
+				Msg("schema registry request failed authentication")
+			w.Header().Set("WWW-Authenticate", `Basic realm="SchemaRegistry", charset="UTF-8"`)
+			writeError(w, &apiError{401, 401, "Unauthorized"})
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }

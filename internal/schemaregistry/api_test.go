@@ -76,6 +76,8 @@ func TestRegisterLookupAndIDs(t *testing.T) {
 	do(t, srv, "POST", "/subjects/x/versions", `{"schema":"\"int\"","id":7}`).wantCode(t, "id outside IMPORT", 422, 42205)
 	do(t, srv, "POST", "/subjects/x/versions", `{"schema":"\"int\"","subject":"y"}`).wantCode(t, "body subject differs", 422, 422)
 	do(t, srv, "GET", "/no/such/path", "").wantCode(t, "unknown path", 404, 404)
+	do(t, srv, "PATCH", "/subjects", "").wantCode(t, "wrong method", 405, 405)
+	do(t, srv, "DELETE", "/mode", "").wantCode(t, "no global mode delete", 405, 405)
 	do(t, srv, "GET", "/subjects?deleted=maybe", "").wantCode(t, "bad boolean", 400, 400)
 	do(t, srv, "GET", "/schemas/ids/1?format=serialized", "").wantCode(t, "format refused", 400, 400)
 	do(t, srv, "GET", "/subjects/:.ctx:users/versions", "").wantCode(t, "schema context refused", 422, 422)

@@ -2,6 +2,9 @@ package schemaregistry
 
 import (
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // FuzzParseSchema: no schema text, of any type, makes the parsers or the
@@ -12,7 +15,9 @@ func FuzzParseSchema(f *testing.F) {
 		f.Add(0, s)
 	}
 	for _, s := range []string{`syntax = "proto3"; message M { int32 a = 1; map<string, M> m = 2; oneof o { string s = 3; } }`,
-		`syntax = "proto2"; message M { required int32 a = 1; extensions 100 to 200; }`, `message`} {
+		`syntax = "proto2"; message M { required int32 a = 1; extensions 100 to 200; }`, `message`,
+		// A base64 FileDescriptorProto (package p; message M { int32 a = 1; }).
+		`CgdtLnByb3RvEgFwIg4KAU0SCQoBYRgBIAEoBWIGcHJvdG8z`} {
 		f.Add(1, s)
 	}
 	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"integer","maximum":3}},"required":["a"]}`, `true`,
@@ -49,6 +54,25 @@ func FuzzStateApply(f *testing.F) {
 		for name := range st.subjects {
 			_ = st.versions(name, true)
 			_ = st.latest(name)
+		}
+	})
+}
+
+// FuzzPrintDescriptor: no FileDescriptorProto, however odd, makes writing
+// it out as .proto text or the check of the result panic.
+func FuzzPrintDescriptor(f *testing.F) {
+	f.Add([]byte("\n\x07m.proto\x12\x01p\"\x0e\n\x01M\x12\t\n\x01a\x18\x01 \x01(\x05b\x06proto3"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fdp := &descriptorpb.FileDescriptorProto{}
+		if proto.Unmarshal(raw, fdp) != nil {
+			return
+		}
+		text, err := printDescriptor(fdp)
+		if err != nil {
+			return
+		}
+		if fd, err := compileProto(text, nil); err == nil {
+			_ = sameDescriptor(fdp, fd)
 		}
 	})
 }

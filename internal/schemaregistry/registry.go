@@ -206,22 +206,33 @@ func problemsAgainst(st *state, level string, p *parsedSchema, versions []*schem
 	return problems
 }
 
-func (r *Registry) register(req *http.Request) (any, error) {
+// schemaCall reads what register, lookup and the compatibility check
+// share: the subject, the boolean query parameters named, and the body.
+func schemaCall(req *http.Request, params ...string) (string, []bool, *schemaRequest, error) {
 	subject, err := subjectOf(req)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
-	normalize, err := flag(req, "normalize")
+	fl, err := flags(req, params...)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	var q schemaRequest
 	if err := decode(req, &q); err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	if err := q.check(subject); err != nil {
+		return "", nil, nil, err
+	}
+	return subject, fl, &q, nil
+}
+
+func (r *Registry) register(req *http.Request) (any, error) {
+	subject, fl, q, err := schemaCall(req, "normalize")
+	if err != nil {
 		return nil, err
 	}
+	normalize := fl[0]
 	var id int
 	err = r.write(req.Context(), func(st *state) ([]*kgo.Record, error) {
 		if err := st.writable(subject); err != nil {
@@ -234,7 +245,7 @@ func (r *Registry) register(req *http.Request) (any, error) {
 		if importing && q.ID < 1 {
 			return nil, errNotPermitted(fmt.Sprintf("subject %s is in IMPORT mode: give the schema's id (from 1)", subject))
 		}
-		p, refs, err := parseRequest(st, &q, normalize)
+		p, refs, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return nil, err
 		}
@@ -283,29 +294,18 @@ func (r *Registry) register(req *http.Request) (any, error) {
 }
 
 func (r *Registry) lookup(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	fl, err := flags(req, "normalize", "deleted")
+	subject, fl, q, err := schemaCall(req, "normalize", "deleted")
 	if err != nil {
 		return nil, err
 	}
 	normalize, deleted := fl[0], fl[1]
-	var q schemaRequest
-	if err := decode(req, &q); err != nil {
-		return nil, err
-	}
-	if err := q.check(subject); err != nil {
-		return nil, err
-	}
 	var found *schemaVersion
 	err = r.read(req.Context(), func(st *state) error {
 		vs := st.versions(subject, deleted)
 		if len(vs) == 0 {
 			return errSubjectNotFound(subject)
 		}
-		p, refs, err := parseRequest(st, &q, normalize)
+		p, refs, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return err
 		}
@@ -431,29 +431,18 @@ func (r *Registry) deleteVersion(req *http.Request) (any, error) {
 }
 
 func (r *Registry) checkCompatibility(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	fl, err := flags(req, "verbose", "normalize")
+	subject, fl, q, err := schemaCall(req, "verbose", "normalize")
 	if err != nil {
 		return nil, err
 	}
 	verbose, normalize := fl[0], fl[1]
-	var q schemaRequest
-	if err := decode(req, &q); err != nil {
-		return nil, err
-	}
-	if err := q.check(subject); err != nil {
-		return nil, err
-	}
 	if q.ID != 0 || q.Version != 0 {
 		return nil, errUnprocessable("id and version are not part of a compatibility check")
 	}
 	var problems []string
 	err = r.read(req.Context(), func(st *state) error {
 		problems = nil
-		p, _, err := parseRequest(st, &q, normalize)
+		p, _, err := parseRequest(st, q, normalize)
 		if err != nil {
 			return err
 		}
@@ -483,38 +472,62 @@ func (r *Registry) checkCompatibility(req *http.Request) (any, error) {
 	return answer, nil
 }
 
+// setting is one of the two per-subject settings with a global fallback:
+// the compatibility level (/config) and the mode (/mode).
+type setting struct {
+	// answerKey names the value in GET's answer.
+	answerKey string
+	// values are the subject-level values, "" the global one.
+	values func(*state) map[string]string
+	// effective is the value that applies to a subject.
+	effective func(*state, string) string
+	// notSet is GET's error for a subject without its own value.
+	notSet func(subject string) error
+}
+
+var (
+	compatibilitySetting = setting{"compatibilityLevel", func(st *state) map[string]string { return st.configs },
+		(*state).compatibility, errNoSubjectCompatibility}
+	modeSetting = setting{"mode", func(st *state) map[string]string { return st.modes },
+		(*state).mode, errNoSubjectMode}
+)
+
+// getSetting answers GET /config[/{s}] or /mode[/{s}]: a subject's own
+// value, or with ?defaultToGlobal=true the value that applies to it.
+func (r *Registry) getSetting(s setting) func(*http.Request) (any, error) {
+	return func(req *http.Request) (any, error) {
+		subject, err := subjectOf(req)
+		if err != nil {
+			return nil, err
+		}
+		toGlobal, err := flag(req, "defaultToGlobal")
+		if err != nil {
+			return nil, err
+		}
+		var value string
+		err = r.read(req.Context(), func(st *state) error {
+			if subject == "" || toGlobal {
+				value = s.effective(st, subject)
+				return nil
+			}
+			v, ok := s.values(st)[subject]
+			if !ok {
+				return s.notSet(subject)
+			}
+			value = v
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{s.answerKey: value}, nil
+	}
+}
+
 // configRequest is the body of PUT /config: Confluent's ConfigUpdateRequest
 // fields other than compatibility are refused by decode.
 type configRequest struct {
 	Compatibility string `json:"compatibility"`
-}
-
-func (r *Registry) getConfig(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	toGlobal, err := flag(req, "defaultToGlobal")
-	if err != nil {
-		return nil, err
-	}
-	var level string
-	err = r.read(req.Context(), func(st *state) error {
-		if subject == "" || toGlobal {
-			level = st.compatibility(subject)
-			return nil
-		}
-		c, ok := st.configs[subject]
-		if !ok {
-			return errNoSubjectCompatibility(subject)
-		}
-		level = c
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"compatibilityLevel": level}, nil
 }
 
 func (r *Registry) putConfig(req *http.Request) (any, error) {
@@ -570,34 +583,6 @@ func (r *Registry) deleteConfig(req *http.Request) (any, error) {
 
 type modeRequest struct {
 	Mode string `json:"mode"`
-}
-
-func (r *Registry) getMode(req *http.Request) (any, error) {
-	subject, err := subjectOf(req)
-	if err != nil {
-		return nil, err
-	}
-	toGlobal, err := flag(req, "defaultToGlobal")
-	if err != nil {
-		return nil, err
-	}
-	var mode string
-	err = r.read(req.Context(), func(st *state) error {
-		if subject == "" || toGlobal {
-			mode = st.mode(subject)
-			return nil
-		}
-		m, ok := st.modes[subject]
-		if !ok {
-			return errNoSubjectMode(subject)
-		}
-		mode = m
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"mode": mode}, nil
 }
 
 func (r *Registry) putMode(req *http.Request) (any, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/bufbuild/protocompile/reporter"
 	"github.com/hamba/avro/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -97,7 +98,45 @@ func parseAvro(text string, deps []dependency, normalize bool) (*parsedSchema, e
 // protoMainFile is the name the schema being parsed gets among its imports.
 const protoMainFile = "__schema__.proto"
 
+// parseProtobuf compiles .proto text, or a base64 FileDescriptorProto
+// (as Confluent's Python serializer sends). Like Confluent's registry,
+// which stores a Protobuf schema in its canonical printed form, Sluice
+// stores the .proto text it writes the compiled schema out as, so that
+// texts differing only in layout, comments or the order of options are one
+// schema with one id. A schema that cannot be written out without loss
+// (custom options this binary does not know) is stored as given.
 func parseProtobuf(text string, deps []dependency) (*parsedSchema, error) {
+	fd, err := compileProto(text, deps)
+	if err == nil {
+		canonical := text
+		if printed, perr := printDescriptor(protodesc.ToFileDescriptorProto(fd)); perr == nil {
+			if again, cerr := compileProto(printed, deps); cerr == nil && sameDescriptor(protodesc.ToFileDescriptorProto(fd), again) {
+				canonical = printed
+			}
+		}
+		return &parsedSchema{typ: TypeProtobuf, canonical: canonical, proto: fd}, nil
+	}
+	fdp, ok := decodeDescriptor(text)
+	if !ok {
+		return nil, err
+	}
+	printed, perr := printDescriptor(fdp)
+	if perr != nil {
+		return nil, perr
+	}
+	fd, cerr := compileProto(printed, deps)
+	if cerr != nil {
+		return nil, fmt.Errorf("the base64 FileDescriptorProto, written as .proto text, does not compile: %w", cerr)
+	}
+	if !sameDescriptor(fdp, fd) {
+		return nil, errors.New("the base64 FileDescriptorProto cannot be written as .proto text without loss; register the schema as .proto text")
+	}
+	return &parsedSchema{typ: TypeProtobuf, canonical: printed, proto: fd}, nil
+}
+
+// compileProto compiles .proto text with its dependencies and the files
+// every Protobuf schema may import.
+func compileProto(text string, deps []dependency) (protoreflect.FileDescriptor, error) {
 	files := map[string]string{protoMainFile: text}
 	for _, d := range deps {
 		files[d.name] = d.schema
@@ -122,7 +161,7 @@ func parseProtobuf(text string, deps []dependency) (*parsedSchema, error) {
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), protoMainFile+":", "line:col "))
 	}
-	return &parsedSchema{typ: TypeProtobuf, canonical: text, proto: fds[0]}, nil
+	return fds[0], nil
 }
 
 // jsonSchemaBase is the base URL a JSON schema and its references are read

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -139,9 +140,10 @@ func (r *Registry) catchUp(ctx context.Context) error {
 // write.
 type plan func(*state) ([]*kgo.Record, error)
 
-// maxConflictRetries bounds how often a write starts over because another
-// instance wrote in between.
-const maxConflictRetries = 8
+// conflictBackoff caps the random wait before a write that lost to
+// another instance starts over: two instances that fence each other
+// immediately could otherwise take turns failing.
+const conflictBackoff = 200 * time.Millisecond
 
 // write runs p against the whole topic and appends its records so that no
 // other write lands between the read and the append: every instance writes
@@ -149,8 +151,9 @@ const maxConflictRetries = 8
 // (InitProducerID) fences the one before it. A write reads the topic to its
 // end only after its producer holds the id, so if another instance wrote
 // since, this producer was fenced and the commit fails; the write then
-// starts over with a new producer on the newer state. On return the
-// registry's state includes the write.
+// starts over, after a short random wait, with a new producer on the newer
+// state, until the request's timeout. On return the registry's state
+// includes the write.
 func (r *Registry) write(ctx context.Context, p plan) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
@@ -166,10 +169,16 @@ func (r *Registry) write(ctx context.Context, p plan) error {
 		// in a state only a new one gets out of.
 		r.producer.Close()
 		r.producer = nil
-		if !conflict(err) || attempt >= maxConflictRetries {
+		if !conflict(err) {
 			return storeError(err)
 		}
-		r.cfg.Log.Debug().Err(err).Msg("another schema registry instance wrote first; reading its write and trying again")
+		r.cfg.Log.Debug().Err(err).Int("attempt", attempt+1).Msg("another schema registry instance wrote first; reading its write and trying again")
+		wait := time.Duration(rand.Int64N(int64(min(conflictBackoff, 10*time.Millisecond<<min(attempt, 5))) + 1))
+		select {
+		case <-ctx.Done():
+			return storeError(fmt.Errorf("%w (after %d attempts that other instances' writes overtook: %v)", ctx.Err(), attempt+1, err))
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -4,14 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/sluice-io/sluice/internal/basicauth"
 	"github.com/sluice-io/sluice/internal/kafkatest"
 )
 
@@ -94,12 +102,21 @@ func TestInstancesAgree(t *testing.T) {
 	if len(seen) != 2*perInstance {
 		t.Fatalf("%d schemas registered, want %d", len(seen), 2*perInstance)
 	}
-	// Both instances list the same versions, numbered without gaps.
+	// Both instances list the same versions, numbered without gaps, once
+	// each has read the other's last writes (an instance answers a
+	// listing from what it has read so far, as Confluent's followers do).
 	for s := 0; s < 3; s++ {
 		path := fmt.Sprintf("/subjects/subject-%d/versions", s)
-		va, vb := do(t, a, "GET", path, ""), do(t, b, "GET", path, "")
-		if va.body != vb.body || va.body != "[1,2,3,4]" {
-			t.Fatalf("%s: a says %s, b says %s, want [1,2,3,4]", path, va.body, vb.body)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			va, vb := do(t, a, "GET", path, ""), do(t, b, "GET", path, "")
+			if va.body == "[1,2,3,4]" && vb.body == va.body {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: a says %s, b says %s, want [1,2,3,4]", path, va.body, vb.body)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
@@ -187,9 +204,13 @@ func TestFranzGoClient(t *testing.T) {
 	if err != nil || pss.ID != 2 || pss.Type != sr.TypeProtobuf {
 		t.Fatalf("CreateSchema protobuf = %+v, %v", pss, err)
 	}
+	// Stored in the printed form, as Confluent stores its canonical form.
 	got, err := cl.SchemaByID(ctx, 2)
-	if err != nil || got.Schema != proto.Schema || got.Type != sr.TypeProtobuf {
+	if err != nil || !strings.Contains(got.Schema, "message M {") || got.Type != sr.TypeProtobuf {
 		t.Fatalf("SchemaByID = %+v, %v", got, err)
+	}
+	if again, err := cl.RegisterSchema(ctx, "p-value", sr.Schema{Schema: got.Schema, Type: sr.TypeProtobuf}, -1, -1); err != nil || again != 2 {
+		t.Fatalf("registering the stored form again = %d, %v; want id 2", again, err)
 	}
 	found, err := cl.LookupSchema(ctx, "orders-value", sr.Schema{Schema: userV1})
 	if err != nil || found.ID != 1 || found.Version != 1 {
@@ -245,4 +266,56 @@ func asResponseError(err error, into **sr.ResponseError) bool {
 		*into = re
 	}
 	return ok
+}
+
+// TestBasicAuthentication: with a users file, a request needs one of its
+// users, and franz-go's client gets in with sr.BasicAuth.
+func TestBasicAuthentication(t *testing.T) {
+	opts, topic := testBroker(t)
+	r, _, _ := openRegistry(t, opts, topic)
+	path := filepath.Join(t.TempDir(), "users.properties")
+	if err := os.WriteFile(path, []byte("alice=alice-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users, err := basicauth.LoadUsersFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(RequireUsers(users, zerolog.Nop(), r.Handler()))
+	t.Cleanup(srv.Close)
+
+	do(t, srv, "GET", "/subjects", "").wantCode(t, "no credentials", 401, 401)
+	for _, creds := range [][2]string{{"alice", "wrong"}, {"bob", "alice-secret"}} {
+		req, _ := http.NewRequest("GET", srv.URL+"/subjects", nil)
+		req.SetBasicAuth(creds[0], creds[1])
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || strings.Contains(string(b), "alice-secret") {
+			t.Fatalf("%s: %d %s, want 401 without the password", creds[0], resp.StatusCode, b)
+		}
+	}
+	cl, err := sr.NewClient(sr.URLs(srv.URL), sr.BasicAuth("alice", "alice-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.RegisterSchema(context.Background(), "s", sr.Schema{Schema: `"int"`}, -1, -1); err != nil {
+		t.Fatalf("register with credentials: %v", err)
+	}
+	anon, err := sr.NewClient(sr.URLs(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *sr.ResponseError
+	if _, err := anon.Subjects(context.Background()); !asResponseError(err, &re) || re.ErrorCode != 401 {
+		t.Fatalf("without credentials: %v, want error_code 401", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.properties")
+	_ = os.WriteFile(empty, nil, 0o600)
+	if _, err := basicauth.LoadUsersFile(empty); err == nil {
+		t.Fatal("an empty users file would let everyone in, but was taken")
+	}
 }
