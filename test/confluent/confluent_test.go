@@ -6,10 +6,10 @@
 // (SLUICE_TEST_BOOTSTRAP) with Sluice's Schema Registry (`sluice
 // schema-registry`):
 //
-//   - Confluent's AvroSerializer and JSONSerializer produce records; a
-//     Sluice FileStream sink and a JDBC sink into PostgreSQL decode them
-//     with AvroConverter and JsonSchemaConverter, and every field of every
-//     row is checked.
+//   - Confluent's AvroSerializer, JSONSerializer and ProtobufSerializer
+//     produce records; a Sluice FileStream sink and a JDBC sink into
+//     PostgreSQL decode them with AvroConverter, JsonSchemaConverter and
+//     ProtobufConverter, and every field of every row is checked.
 //   - A Sluice JDBC source writes a table with AvroConverter,
 //     JsonSchemaConverter and ProtobufConverter; Confluent's
 //     AvroDeserializer, JSONDeserializer and ProtobufDeserializer read the
@@ -109,8 +109,9 @@ type produced struct {
 }
 
 func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry string, pg *pgtest.Server) {
-	avroTopic, jsonTopic := kafkatest.Unique("cf-avro"), kafkatest.Unique("cf-json")
-	out := runPython(t, python, "produce.py", "--bootstrap", bootstrap, "--registry", registry, "--avro-topic", avroTopic, "--json-topic", jsonTopic)
+	avroTopic, jsonTopic, protoTopic := kafkatest.Unique("cf-avro"), kafkatest.Unique("cf-json"), kafkatest.Unique("cf-proto")
+	out := runPython(t, python, "produce.py", "--bootstrap", bootstrap, "--registry", registry,
+		"--avro-topic", avroTopic, "--json-topic", jsonTopic, "--proto-topic", protoTopic)
 	var rows []produced
 	for _, line := range nonEmptyLines(out) {
 		var r produced
@@ -128,6 +129,7 @@ func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry s
 	for _, c := range []struct{ topic, converter string }{
 		{avroTopic, "io.confluent.connect.avro.AvroConverter"},
 		{jsonTopic, "io.confluent.connect.json.JsonSchemaConverter"},
+		{protoTopic, "io.confluent.connect.protobuf.ProtobufConverter"},
 	} {
 		conv := map[string]string{"value.converter": c.converter, "value.converter.schema.registry.url": registry,
 			"key.converter": "org.apache.kafka.connect.storage.StringConverter"}
@@ -143,7 +145,7 @@ func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry s
 
 	// FileStream: one JSON object per record, fields as the converters
 	// decoded them.
-	for _, topic := range []string{avroTopic, jsonTopic} {
+	for _, topic := range []string{avroTopic, jsonTopic, protoTopic} {
 		lines := w.waitLines(filepath.Join(dir, topic+".txt"), len(rows))
 		for i, line := range lines {
 			var got map[string]any
@@ -154,11 +156,17 @@ func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry s
 			}
 			r := rows[i]
 			want := map[string]string{"id": fmt.Sprint(r.ID), "name": r.Name, "amount": jsonFloat(r.Amount), "active": fmt.Sprint(r.Active), "note": noteText(r.Note)}
-			if topic == avroTopic {
+			switch topic {
+			case avroTopic:
 				want["small"] = fmt.Sprint(r.Small)
 				want["price"] = r.Price
 				want["born"] = r.Born + "T00:00:00Z"
 				want["at"] = time.UnixMilli(r.At).UTC().Format(time.RFC3339Nano)
+			case protoTopic:
+				want["at"] = time.UnixMilli(r.At).UTC().Format(time.RFC3339Nano)
+				if r.Note == nil {
+					want["note"] = "" // proto3 strings have no null
+				}
 			}
 			if len(got) != len(want) {
 				t.Errorf("%s line %d has fields %v, want %v", topic, i, keys(got), keys(want))
@@ -179,9 +187,10 @@ func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry s
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	avroTable, jsonTable := strings.ReplaceAll(avroTopic, "-", "_"), strings.ReplaceAll(jsonTopic, "-", "_")
+	avroTable, jsonTable, protoTable := strings.ReplaceAll(avroTopic, "-", "_"), strings.ReplaceAll(jsonTopic, "-", "_"), strings.ReplaceAll(protoTopic, "-", "_")
 	avroRows := w.waitRows(conn, fmt.Sprintf(`SELECT id::text, name, amount::text, active::text, small::text, price::text, born::text, at::text, coalesce(note, '<nil>') FROM %q ORDER BY id`, avroTable), len(rows))
 	jsonRows := w.waitRows(conn, fmt.Sprintf(`SELECT id::text, name, amount::text, active::text, coalesce(note, '<nil>') FROM %q ORDER BY id`, jsonTable), len(rows))
+	protoRows := w.waitRows(conn, fmt.Sprintf(`SELECT id::text, name, amount::text, active::text, at::text, coalesce(note, '<nil>') FROM %q ORDER BY id`, protoTable), len(rows))
 	for i, r := range rows {
 		at := time.UnixMilli(r.At).UTC().Format("2006-01-02 15:04:05.999")
 		wantAvro := []string{fmt.Sprint(r.ID), r.Name, pgFloat(r.Amount), fmt.Sprint(r.Active), fmt.Sprint(r.Small), r.Price, r.Born, at, noteText(r.Note)}
@@ -191,6 +200,14 @@ func sinksDecodeConfluent(t *testing.T, w *sluice, python, bootstrap, registry s
 		wantJSON := []string{fmt.Sprint(r.ID), r.Name, pgFloat(r.Amount), fmt.Sprint(r.Active), noteText(r.Note)}
 		if fmt.Sprint(jsonRows[i]) != fmt.Sprint(wantJSON) {
 			t.Errorf("json row %d in PostgreSQL: %q, want %q", i, jsonRows[i], wantJSON)
+		}
+		protoNote := noteText(r.Note)
+		if r.Note == nil {
+			protoNote = ""
+		}
+		wantProto := []string{fmt.Sprint(r.ID), r.Name, pgFloat(r.Amount), fmt.Sprint(r.Active), at, protoNote}
+		if fmt.Sprint(protoRows[i]) != fmt.Sprint(wantProto) {
+			t.Errorf("protobuf row %d in PostgreSQL: %q, want %q", i, protoRows[i], wantProto)
 		}
 	}
 }

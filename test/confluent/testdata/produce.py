@@ -1,5 +1,5 @@
-"""Produces records with Confluent's own Python serializers (Avro and JSON
-Schema) against the Schema Registry at --registry, for the Sluice sinks of
+"""Produces records with Confluent's own Python serializers (Avro, JSON
+Schema and Protobuf) against the Schema Registry at --registry, for the Sluice sinks of
 test/confluent to decode. Prints one JSON line per record produced: what
 the sinks must write."""
 import argparse
@@ -11,7 +11,10 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import timestamp_pb2  # noqa: F401  (puts timestamp.proto in the pool)
 
 AVRO_SCHEMA = json.dumps({
     "type": "record", "name": "Payment", "namespace": "shop",
@@ -40,6 +43,20 @@ JSON_SCHEMA = json.dumps({
     },
     "required": ["id", "name", "amount", "active"],
 })
+
+def payment_class():
+    """shop.Payment as a generated class would define it: what a Python
+    producer hands ProtobufSerializer."""
+    fdp = descriptor_pb2.FileDescriptorProto(name="shop/payment.proto", package="shop", syntax="proto3")
+    fdp.dependency.append("google/protobuf/timestamp.proto")
+    msg = fdp.message_type.add(name="Payment")
+    for name, typ, number in [("id", 3, 1), ("name", 9, 2), ("amount", 1, 3), ("active", 8, 4), ("note", 9, 6)]:
+        msg.field.add(name=name, number=number, type=typ, label=1)
+    msg.field.add(name="at", number=5, type=11, type_name=".google.protobuf.Timestamp", label=1)
+    pool = descriptor_pool.Default()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Payment"))
+
 
 UTC = datetime.timezone.utc
 ROWS = [
@@ -74,16 +91,22 @@ def main():
     p.add_argument("--registry", required=True)
     p.add_argument("--avro-topic", required=True)
     p.add_argument("--json-topic", required=True)
+    p.add_argument("--proto-topic", required=True)
     a = p.parse_args()
     registry = SchemaRegistryClient({"url": a.registry})
     producer = Producer({"bootstrap.servers": a.bootstrap, "enable.idempotence": True})
     avro = AvroSerializer(registry, AVRO_SCHEMA)
     jsons = JSONSerializer(JSON_SCHEMA, registry)
     json_fields = set(json.loads(JSON_SCHEMA)["properties"])
+    payment = payment_class()
+    protos = ProtobufSerializer(payment, registry, {"use.deprecated.format": False})
     for row in ROWS:
         producer.produce(a.avro_topic, value=avro(row, SerializationContext(a.avro_topic, MessageField.VALUE)))
         j = {k: v for k, v in row.items() if k in json_fields}
         producer.produce(a.json_topic, value=jsons(j, SerializationContext(a.json_topic, MessageField.VALUE)))
+        m = payment(id=row["id"], name=row["name"], amount=row["amount"], active=row["active"], note=row["note"] or "")
+        m.at.FromMilliseconds(int(row["at"].timestamp() * 1000))
+        producer.produce(a.proto_topic, value=protos(m, SerializationContext(a.proto_topic, MessageField.VALUE)))
         print(json.dumps(as_json(row)), flush=True)
     if producer.flush(30) != 0:
         raise SystemExit("records left unsent")
