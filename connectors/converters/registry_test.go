@@ -167,6 +167,10 @@ func TestRegistryCredentialsNeverLeak(t *testing.T) {
 			t.Errorf("unknown id: %v", err)
 		}
 	}
+	if err := (&AvroConverter{}).Configure(map[string]string{"schema.registry.url": reg.URL(), "bearer.auth.token": "t0ken-s3cret"}, false); err == nil ||
+		!strings.Contains(err.Error(), "bearer.auth.token") || strings.Contains(err.Error(), "t0ken-s3cret") {
+		t.Errorf("bearer.auth.token refused without echoing it: %v", err)
+	}
 	wrong := &AvroConverter{}
 	if err := wrong.Configure(map[string]string{"schema.registry.url": reg.URL(), "basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": "user:wrong-pass"}, false); err != nil {
 		t.Fatal(err)
