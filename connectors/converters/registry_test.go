@@ -1,6 +1,7 @@
 package converters
 
 import (
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -222,3 +223,36 @@ func fuzzReadBack(t *testing.T, c Converter, topic string, data []byte) (*connec
 }
 
 func srSchemaAvro(text string) sr.Schema { return sr.Schema{Schema: text, Type: sr.TypeAvro} }
+
+// TestRegistryTLS reaches a registry over HTTPS whose certificate is
+// trusted through schema.registry.ssl.truststore.* (Kafka's ssl.* keys),
+// and fails against it without them.
+func TestRegistryTLS(t *testing.T) {
+	fake := srfake.New()
+	defer fake.Close()
+	srv := httptest.NewTLSServer(fake.Handler())
+	defer srv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	c := &AvroConverter{}
+	if err := c.Configure(map[string]string{
+		"schema.registry.url":                         srv.URL,
+		"schema.registry.ssl.truststore.type":         "PEM",
+		"schema.registry.ssl.truststore.certificates": string(ca),
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.FromConnect("tls", avroPoint, avroPointValue(1))
+	if err != nil {
+		t.Fatalf("over TLS with the registry's certificate trusted: %v", err)
+	}
+	if _, v, err := c.ToConnect("tls", b); err != nil || v.(*connectors.StructValue).Get("x") != int32(1) {
+		t.Fatalf("read back over TLS: %v %v", v, err)
+	}
+	untrusted := &AvroConverter{}
+	if err := untrusted.Configure(map[string]string{"schema.registry.url": srv.URL}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := untrusted.FromConnect("tls2", avroPoint, avroPointValue(1)); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("an untrusted certificate: %v", err)
+	}
+}
