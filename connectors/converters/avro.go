@@ -1285,12 +1285,12 @@ func (b *avroConnectBuilder) schema(as avro.Schema, forceOptional bool, def any,
 		}
 		cs.Type, cs.Name = connectors.Struct, avroUnionName
 		seen := map[string]bool{}
-		for i, t := range types {
+		for _, t := range types {
 			if t.Type() == avro.Null {
 				cs.Optional = true
 				continue
 			}
-			name := unionMemberName(t, i)
+			name := unionMemberName(t)
 			if seen[name] {
 				return nil, fmt.Errorf("Multiple union schemas map to the Connect union field name")
 			}
@@ -1371,6 +1371,8 @@ func (b *avroConnectBuilder) schema(as avro.Schema, forceOptional bool, def any,
 	return cs, nil
 }
 
+// isMapEntry reports an array item record that stands for a Connect map
+// entry: AvroData's MapEntry record, or a named one it marked as such.
 func isMapEntry(rec *avro.RecordSchema) bool {
 	if rec.FullName() == avroNamespace+"."+avroMapEntryName {
 		return true
@@ -1379,7 +1381,10 @@ func isMapEntry(rec *avro.RecordSchema) bool {
 	return v == avroMapEntryName
 }
 
-func unionMemberName(t avro.Schema, i int) string {
+// unionMemberName is the Connect field a general union's member becomes,
+// as AvroData.unionMemberFieldName names it: a named type by its name,
+// others by their type.
+func unionMemberName(t avro.Schema) string {
 	if ref, ok := t.(*avro.RefSchema); ok {
 		t = ref.Schema()
 	}
@@ -1584,13 +1589,13 @@ func fromNative(cs *connectors.Schema, as avro.Schema, v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
-		member, pos, inner, err := unionMember(u, v)
+		member, inner, err := unionMember(u, v)
 		if err != nil {
 			return nil, err
 		}
 		if cs.Name == avroUnionName && cs.Type == connectors.Struct {
 			sv := connectors.NewStruct(cs)
-			name := unionMemberName(member, pos)
+			name := unionMemberName(member)
 			i, fs := cs.Field(name)
 			if fs == nil {
 				return nil, fmt.Errorf("union member %q has no field", name)
@@ -1771,7 +1776,7 @@ func fromNative(cs *connectors.Schema, as avro.Schema, v any) (any, error) {
 // member's type is one its type resolver knows (primitives and their
 // logical types), the bare value, whose Go type tells the member; else a
 // single-entry map from the member's name to the value.
-func unionMember(u *avro.UnionSchema, v any) (avro.Schema, int, any, error) {
+func unionMember(u *avro.UnionSchema, v any) (avro.Schema, any, error) {
 	resolved := true
 	for _, t := range u.Types() {
 		if _, err := avroAPI.TypeOf(unionResolutionName(t)); err != nil {
@@ -1781,28 +1786,28 @@ func unionMember(u *avro.UnionSchema, v any) (avro.Schema, int, any, error) {
 	}
 	if resolved {
 		vt := reflect2.TypeOf(v)
-		for i, t := range u.Types() {
+		for _, t := range u.Types() {
 			if t.Type() == avro.Null {
 				continue
 			}
 			if rt, _ := avroAPI.TypeOf(unionResolutionName(t)); rt != nil && rt.Type1() == vt.Type1() {
-				return t, i, v, nil
+				return t, v, nil
 			}
 		}
-		return nil, 0, nil, fmt.Errorf("no union member decodes to %T", v)
+		return nil, nil, fmt.Errorf("no union member decodes to %T", v)
 	}
 	m, ok := v.(map[string]any)
 	if !ok || len(m) != 1 {
-		return nil, 0, nil, fmt.Errorf("union value %T", v)
+		return nil, nil, fmt.Errorf("union value %T", v)
 	}
 	for k, e := range m {
-		member, pos := u.Types().Get(k)
+		member, _ := u.Types().Get(k)
 		if member == nil {
-			return nil, 0, nil, fmt.Errorf("union member %q unknown", k)
+			return nil, nil, fmt.Errorf("union member %q unknown", k)
 		}
-		return member, pos, e, nil
+		return member, e, nil
 	}
-	return nil, 0, nil, fmt.Errorf("empty union value")
+	return nil, nil, fmt.Errorf("empty union value")
 }
 
 // unionResolutionName is the name hamba/avro's type resolver looks a
