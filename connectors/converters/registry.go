@@ -25,6 +25,16 @@ import (
 // strategies and the wire frame (magic byte 0, then the schema id as a
 // 4-byte big-endian integer, then the payload).
 
+// recordOnly are the converters that are not header converters: Confluent's
+// registry converters implement Connect's Converter but not HeaderConverter,
+// so header.converter refuses them and the plugin list does not offer them
+// as header converters.
+var recordOnly = map[string]bool{
+	AvroConverterClass:       true,
+	ProtobufConverterClass:   true,
+	JSONSchemaConverterClass: true,
+}
+
 // magicByte opens every frame Confluent's serializers write.
 const magicByte = 0
 

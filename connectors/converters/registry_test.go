@@ -256,3 +256,21 @@ func TestRegistryTLS(t *testing.T) {
 		t.Errorf("an untrusted certificate: %v", err)
 	}
 }
+
+// TestRegistryConvertersAreNoHeaderConverters: as in Confluent, the registry
+// converters are not header converters.
+func TestRegistryConvertersAreNoHeaderConverters(t *testing.T) {
+	for _, class := range []string{"AvroConverter", ProtobufConverterClass, "JsonSchema"} {
+		if _, err := ResolveHeader(map[string]string{"header.converter": class}, nil); err == nil || !strings.Contains(err.Error(), "header.converter") {
+			t.Errorf("header.converter=%s: %v", class, err)
+		}
+	}
+	for _, c := range HeaderClasses() {
+		if recordOnly[c] {
+			t.Errorf("HeaderClasses lists %s", c)
+		}
+	}
+	if h := HeaderClasses(); len(h) != len(Classes())-len(recordOnly)+1 {
+		t.Errorf("HeaderClasses() = %v", h)
+	}
+}
