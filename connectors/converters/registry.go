@@ -173,7 +173,14 @@ func configureRegistry(ce *connectors.ConfigError, converter string, schemaType 
 
 	switch src := strings.ToUpper(strings.TrimSpace(valueOrDefault(props, "basic.auth.credentials.source", "URL"))); src {
 	case "URL":
-		// user and pass come from the URLs' user info, if any.
+		// user and pass come from the URLs' user info, if any. User info
+		// given in the keys would not be used: refuse it rather than let
+		// the registry answer 401 for a reason the config hides.
+		for _, k := range []string{"basic.auth.user.info", "schema.registry.basic.auth.user.info"} {
+			if _, ok := props[k]; ok {
+				ce.Add(k, "is used only with basic.auth.credentials.source=USER_INFO, and the source is URL")
+			}
+		}
 	case "USER_INFO":
 		info, ok := props["schema.registry.basic.auth.user.info"]
 		key := "schema.registry.basic.auth.user.info"
@@ -292,10 +299,7 @@ func registryURLs(ce *connectors.ConfigError, props map[string]string) (urls []s
 	if len(urls) == 0 && ce.Err() == nil {
 		ce.Add("schema.registry.url", "no URL given")
 	}
-	if (props["basic.auth.credentials.source"] == "" || strings.EqualFold(strings.TrimSpace(props["basic.auth.credentials.source"]), "URL")) && seen {
-		return urls, user, pass
-	}
-	return urls, "", ""
+	return urls, user, pass
 }
 
 // redactURL drops whatever sits between the scheme and an '@', which is
