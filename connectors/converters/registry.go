@@ -155,6 +155,9 @@ func configureRegistry(ce *connectors.ConfigError, converter string, schemaType 
 	rc.autoRegister = parseBool(ce, props, "auto.register.schemas", true)
 	rc.useLatest = parseBool(ce, props, "use.latest.version", false)
 	rc.latestStrict = parseBool(ce, props, "latest.compatibility.strict", true)
+	if _, set := props["latest.compatibility.strict"]; set && !rc.useLatest {
+		ce.Add("latest.compatibility.strict", "applies only with use.latest.version=true, which is not set")
+	}
 	strategyKey := "value.subject.name.strategy"
 	if isKey {
 		strategyKey = "key.subject.name.strategy"

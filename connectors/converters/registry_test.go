@@ -121,6 +121,7 @@ func TestRegistryConfigRefusals(t *testing.T) {
 		{map[string]string{"schema.registry.url": "http://a", "basic.auth.credentials.source": "USER_INFO"}, "basic.auth.user.info"},
 		{map[string]string{"schema.registry.url": "http://a", "value.subject.name.strategy": "Foo"}, "value.subject.name.strategy"},
 		{map[string]string{"schema.registry.url": "http://a", "basic.auth.user.info": "u:p"}, "basic.auth.user.info"},
+		{map[string]string{"schema.registry.url": "http://a", "latest.compatibility.strict": "false"}, "latest.compatibility.strict"},
 		{map[string]string{"schema.registry.url": "http://a", "auto.register.schemas": "maybe"}, "auto.register.schemas"},
 		{map[string]string{"schema.registry.url": "http://a", "normalize.schemas": "true"}, "normalize.schemas"},
 		{map[string]string{"schema.registry.url": "http://a", "no.such.key": "1"}, "no.such.key"},
