@@ -849,7 +849,12 @@ func (c *ProtobufConverter) addReferences(deps map[string]string, refs []sr.Sche
 }
 
 func (c *ProtobufConverter) messageAt(topic string, id int, r *protoReader, indexes []int) (*protoMessage, error) {
-	key := fmt.Sprint(indexes)
+	// Nearly every record names the file's first message: its key is a
+	// constant, not formatted per record.
+	key := "[0]"
+	if len(indexes) != 1 || indexes[0] != 0 {
+		key = fmt.Sprint(indexes)
+	}
 	if pm, ok := r.byIndex.get(key); ok {
 		return pm, nil
 	}
