@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/internal/pgtest"
 )
 
@@ -19,7 +21,8 @@ import (
 // the same rows. Records on the topic that are not Avro of a registered
 // schema (an unknown schema id, bytes without the frame) go to the sink's
 // dead letter queue with errors.tolerance=all, with the reason in their
-// headers, and the good rows still arrive.
+// headers, and the good rows still arrive. A schema the registry finds
+// incompatible is refused with the subject named.
 func TestAvroPipelineThroughDevRegistry(t *testing.T) {
 	src := pgtest.Start(t)
 	src.Exec(t, `CREATE TABLE accounts (id serial PRIMARY KEY, owner text NOT NULL, balance numeric(12,2), opened date, seen timestamp(3), active boolean)`)
@@ -79,6 +82,23 @@ func TestAvroPipelineThroughDevRegistry(t *testing.T) {
 	code, body := mustSend(t, "GET", registry+"/subjects/"+topic+"-value/versions/1", "")
 	if code != 200 || !strings.Contains(string(body), `"schemaType"`) && !strings.Contains(string(body), `\"type\":\"record\"`) {
 		t.Errorf("subject %s-value: %d %s", topic, code, body)
+	}
+
+	// A schema the subject's compatibility (BACKWARD, the default) refuses:
+	// a new required field without a default cannot read the old records.
+	// AvroConverter reports the registry's 409 with the subject.
+	conv, err := converters.New("AvroConverter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conv.Configure(map[string]string{"schema.registry.url": registry}, false); err != nil {
+		t.Fatal(err)
+	}
+	changed := connectors.StructSchema("accounts", connectors.Field{Name: "id", Schema: connectors.Int32Schema},
+		connectors.Field{Name: "iban", Schema: connectors.StringSchema})
+	_, err = conv.FromConnect(topic, changed, connectors.NewStruct(changed).MustSet("id", int32(9)).MustSet("iban", "DE00"))
+	if err == nil || !strings.Contains(err.Error(), topic+"-value") || !strings.Contains(err.Error(), "409") {
+		t.Errorf("an incompatible schema for %s-value: %v", topic, err)
 	}
 
 	// Both bad records are in the dead letter queue, with the reason.
