@@ -610,11 +610,11 @@ func (c *ProtobufConverter) setField(msg *dynamicpb.Message, fd protoreflect.Fie
 				return inElem(err, mapKey(k))
 			}
 			entry := dynamicpb.NewMessage(entryMD)
-			if err := c.setField(entry, entryMD.Fields().ByNumber(1), s.Keys, kv); err != nil {
+			if err := c.setField(entry, entryMD.Fields().ByName("key"), s.Keys, kv); err != nil {
 				return inElem(err, mapKey(k))
 			}
 			if x[k] != nil {
-				if err := c.setField(entry, entryMD.Fields().ByNumber(2), s.Values, x[k]); err != nil {
+				if err := c.setField(entry, entryMD.Fields().ByName("value"), s.Values, x[k]); err != nil {
 					return inElem(err, mapKey(k))
 				}
 			}
@@ -1099,11 +1099,11 @@ func (b *protoConnectBuilder) field(fd protoreflect.FieldDescriptor, oneofMember
 		default:
 			if fd.IsMap() || isProtoMapEntry(fd) {
 				entry := fd.Message()
-				k, err := b.field(entry.Fields().ByNumber(1), false)
+				k, err := b.field(entry.Fields().ByName("key"), false)
 				if err != nil {
 					return nil, err
 				}
-				v, err := b.field(entry.Fields().ByNumber(2), false)
+				v, err := b.field(entry.Fields().ByName("value"), false)
 				if err != nil {
 					return nil, err
 				}
@@ -1225,7 +1225,7 @@ func fieldValue(cs *connectors.Schema, fd protoreflect.FieldDescriptor, v protor
 		list := v.List()
 		for i := 0; i < list.Len(); i++ {
 			entry := list.Get(i).Message()
-			kf, vf := entry.Descriptor().Fields().ByNumber(1), entry.Descriptor().Fields().ByNumber(2)
+			kf, vf := entry.Descriptor().Fields().ByName("key"), entry.Descriptor().Fields().ByName("value")
 			kv, err := singleValue(cs.Keys, kf, entry.Get(kf))
 			if err != nil {
 				return nil, err

@@ -238,3 +238,28 @@ func TestProtobufOptionalForNullables(t *testing.T) {
 		t.Errorf("schema %s value %v", dumpSchema(s), v)
 	}
 }
+
+// TestProtobufMapEntryNumbers reads a Connect-style map (a repeated
+// ...Entry message with key and value fields) whose fields are not
+// numbered 1 and 2.
+func TestProtobufMapEntryNumbers(t *testing.T) {
+	reg := newCountingRegistry(t)
+	c := protoConv(t, reg, nil)
+	schema := `syntax = "proto3";
+message M {
+  repeated KvEntry kv = 1;
+  message KvEntry { string key = 3; int64 value = 4; }
+}`
+	id, _, err := reg.RegisterSchema("me-value", sr.Schema{Schema: schema, Type: sr.TypeProtobuf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kv [{key: "a", value: 5}]: field 1 bytes (0a 05), key field 3 (1a 01 'a'), value field 4 (20 05).
+	_, v, err := c.ToConnect("me", append(appendFrameHeader(nil, id), 0, 0x0a, 0x05, 0x1a, 0x01, 'a', 0x20, 0x05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.(*connectors.StructValue).Get("kv"); !connectEqual(got, map[string]any{"a": int64(5)}) {
+		t.Errorf("kv read as %#v", got)
+	}
+}
