@@ -111,7 +111,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Log:   registryLogger(log),
 		})
 		if err != nil {
-			return err
+			return fmt.Errorf("%w (--schema-registry-addr takes another host:port, or off)", err)
 		}
 		defer reg.Close()
 		auth := ""

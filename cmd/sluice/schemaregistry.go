@@ -161,7 +161,7 @@ func startSchemaRegistry(ctx context.Context, addr string, users *basicauth.User
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry cannot listen on %s: %w (is another registry running? pick another address)", addr, err)
+		return nil, fmt.Errorf("schema registry cannot listen on %s: %w (is another registry running?)", addr, err)
 	}
 	octx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -141,10 +141,26 @@ func TestInvalidSchemasNameTheProblem(t *testing.T) {
 		{TypeJSON, `{"type":"strin"}`, "strin"},
 		{TypeJSON, `[1,2]`, "object or a boolean"},
 		{TypeJSON, `{"$ref":"file:///etc/passwd"}`, "not a registered reference"},
+		{TypeJSON, strings.Repeat(`{"items":`, 300) + `{}` + strings.Repeat("}", 300), "at most 256"},
+		{TypeAvro, strings.Repeat(`{"type":"array","items":`, 300) + `"int"` + strings.Repeat("}", 300), "at most 256"},
+		{TypeProtobuf, `syntax = "proto3";` + strings.Repeat("message A {", 300) + strings.Repeat("}", 300), "at most 256"},
 	} {
 		_, err := parseSchema(c.typ, c.schema, nil, false)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: error %v, want one naming %q", c.typ, c.schema, err, c.want)
+		}
+	}
+}
+
+func TestNestingDepthSkipsStringsAndComments(t *testing.T) {
+	for text, want := range map[string]int{
+		`{"a":[1,{"b":"}}}{{{"}]}`:                                        3,
+		"message M { // {{{\n string s = 1 [default = \"{{\"]; /* { */ }": 2,
+		`{"s":"\\"}`: 1,
+		`'{'`:        0,
+	} {
+		if got := nestingDepth(text); got != want {
+			t.Errorf("nestingDepth(%q) = %d, want %d", text, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 
@@ -38,12 +39,18 @@ type parsedSchema struct {
 // normalize asks for Confluent's ?normalize=true: a form in which two
 // texts that mean the same schema are equal.
 func parseSchema(typ, text string, deps []dependency, normalize bool) (*parsedSchema, error) {
+	if d := nestingDepth(text); d > maxNesting {
+		// The parsers' and the JSON Schema compiler's time grows much
+		// faster than the depth: one request must not hold a CPU for
+		// minutes. Jackson, under Confluent's registry, stops at 1000.
+		return nil, fmt.Errorf("the schema nests %d levels deep; Sluice takes at most %d", d, maxNesting)
+	}
 	switch typ {
 	case TypeAvro:
 		return parseAvro(text, deps, normalize)
 	case TypeProtobuf:
 		if normalize {
-			return nil, errors.New("normalize=true is not supported for PROTOBUF schemas: Sluice stores a Protobuf schema as given")
+			return nil, errors.New("normalize=true is not supported for PROTOBUF schemas: Sluice compares them by its own printed form, not by Confluent's normalized one")
 		}
 		return parseProtobuf(text, deps)
 	case TypeJSON:
@@ -68,11 +75,17 @@ func jsonText(text string, normalize bool) (string, error) {
 	if err := d.Decode(&v); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(v) // encoding/json writes map keys sorted
-	if err != nil {
+	if _, err := d.Token(); err != io.EOF {
+		return "", errors.New("text after the JSON document")
+	}
+	// encoding/json writes map keys sorted; < > & stay as they are.
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 func parseAvro(text string, deps []dependency, normalize bool) (*parsedSchema, error) {
@@ -218,4 +231,43 @@ type refusingLoader struct{}
 
 func (refusingLoader) Load(u string) (any, error) {
 	return nil, fmt.Errorf("%s is not a registered reference (give it in references)", u)
+}
+
+// maxNesting bounds how deep braces and brackets may nest in a schema's
+// text.
+const maxNesting = 256
+
+// nestingDepth is the deepest nesting of {} and [] in text outside string
+// literals and // or /* */ comments, which covers JSON (Avro, JSON Schema)
+// and .proto text alike.
+func nestingDepth(text string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '"', '\'':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if i+1 < len(text) && text[i+1] == '/' {
+				for i < len(text) && text[i] != '\n' {
+					i++
+				}
+			} else if i+1 < len(text) && text[i+1] == '*' {
+				end := strings.Index(text[i+2:], "*/")
+				if end < 0 {
+					return deepest
+				}
+				i += end + 3
+			}
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }

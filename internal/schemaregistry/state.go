@@ -141,9 +141,55 @@ func newState() *state {
 }
 
 // apply folds one record of the _schemas topic into the state. A record it
-// cannot read is an error for the caller to log: the topic may hold records
-// of a newer registry, and skipping one is what Confluent does too.
+// cannot read is skipped and an error for the caller to log: the topic may
+// hold records of a newer registry, and skipping one is what Confluent
+// does too. A record with fields Sluice does not implement (a newer
+// Confluent's metadata, ruleSet, normalize, ...) is applied without them,
+// and the error names them, so that the log says what is not honoured.
 func (s *state) apply(key, value []byte) error {
+	if err := s.applyRecord(key, value); err != nil {
+		return err
+	}
+	return unknownFields(key, value)
+}
+
+// knownFields are the value fields apply reads, by key type.
+var knownFields = map[string][]string{
+	keySchema:        {"subject", "version", "id", "schema", "schemaType", "references", "deleted"},
+	keyConfig:        {"compatibilityLevel"},
+	keyMode:          {"mode"},
+	keyDeleteSubject: {"subject", "version"},
+}
+
+// unknownFields names the fields of a record's value that apply did not
+// read; empty (null) ones do not count.
+func unknownFields(key, value []byte) error {
+	var k recordKey
+	if value == nil || json.Unmarshal(key, &k) != nil {
+		return nil
+	}
+	known, ok := knownFields[k.KeyType]
+	if !ok {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(value, &fields) != nil {
+		return nil
+	}
+	var extra []string
+	for f, v := range fields {
+		if !slices.Contains(known, f) && string(v) != "null" {
+			extra = append(extra, f)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	sort.Strings(extra)
+	return fmt.Errorf("%s record %s applied without the fields %v, which Sluice's registry does not implement", k.KeyType, key, extra)
+}
+
+func (s *state) applyRecord(key, value []byte) error {
 	var k recordKey
 	if err := json.Unmarshal(key, &k); err != nil {
 		return fmt.Errorf("unreadable key %q: %w", key, err)

@@ -103,7 +103,7 @@ func (r *Registry) apply(rec *kgo.Record) {
 	err := r.st.apply(rec.Key, rec.Value)
 	r.mu.Unlock()
 	if err != nil {
-		r.cfg.Log.Warn().Err(err).Int64("offset", rec.Offset).Str("topic", rec.Topic).Msg("skipping a record of the schemas topic")
+		r.cfg.Log.Warn().Err(err).Int64("offset", rec.Offset).Str("topic", rec.Topic).Msg("a record of the schemas topic was not read whole")
 	}
 }
 

@@ -319,3 +319,24 @@ func TestBasicAuthentication(t *testing.T) {
 		t.Fatal("an empty users file would let everyone in, but was taken")
 	}
 }
+
+// TestRecordsWithFieldsSluiceLacks: a record written by a newer Confluent
+// registry is applied, and the fields Sluice does not implement are named.
+func TestRecordsWithFieldsSluiceLacks(t *testing.T) {
+	st := newState()
+	err := st.apply([]byte(`{"keytype":"CONFIG","subject":"s","magic":0}`), []byte(`{"compatibilityLevel":"FULL","normalize":true,"alias":null}`))
+	if err == nil || !strings.Contains(err.Error(), "normalize") || strings.Contains(err.Error(), "alias") {
+		t.Fatalf("apply: %v, want an error naming normalize (and not the null alias)", err)
+	}
+	if st.configs["s"] != CompatFull {
+		t.Fatalf("the level was not applied: %v", st.configs)
+	}
+	if err := st.apply([]byte(`{"keytype":"SCHEMA","subject":"s","version":1,"magic":1}`),
+		[]byte(`{"subject":"s","version":1,"id":3,"schema":"\"int\"","deleted":false}`)); err != nil {
+		t.Fatalf("a plain schema record: %v", err)
+	}
+	if err := st.apply([]byte(`{"keytype":"SCHEMA","subject":"s","version":2,"magic":1}`),
+		[]byte(`{"subject":"s","version":2,"id":4,"schema":"\"long\"","ruleSet":{"domainRules":[]}}`)); err == nil || !strings.Contains(err.Error(), "ruleSet") {
+		t.Fatalf("a schema record with a rule set: %v, want ruleSet named", err)
+	}
+}
