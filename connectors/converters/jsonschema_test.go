@@ -2,7 +2,6 @@ package converters
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -64,35 +63,16 @@ func TestJSONSchemaMapping(t *testing.T) {
 func TestJSONSchemaRoundTrip(t *testing.T) {
 	reg := newCountingRegistry(t)
 	nested := connectors.StructSchema("Inner", connectors.Field{Name: "flag", Schema: connectors.BooleanSchema})
-	everything := connectors.StructSchema("com.acme.Everything",
-		connectors.Field{Name: "i8", Schema: connectors.Int8Schema},
-		connectors.Field{Name: "i16", Schema: connectors.Int16Schema},
-		connectors.Field{Name: "i32", Schema: connectors.Int32Schema},
-		connectors.Field{Name: "i64", Schema: connectors.Int64Schema},
-		connectors.Field{Name: "f32", Schema: connectors.Float32Schema},
-		connectors.Field{Name: "f64", Schema: connectors.Float64Schema},
-		connectors.Field{Name: "bool", Schema: connectors.BooleanSchema},
-		connectors.Field{Name: "str", Schema: connectors.StringSchema},
-		connectors.Field{Name: "bytes", Schema: connectors.BytesSchema},
+	everything := connectors.StructSchema("com.acme.Everything", append(primitiveFields(),
 		connectors.Field{Name: "opt", Schema: connectors.OptionalInt64Schema},
-		connectors.Field{Name: "dec", Schema: decimalSchema("3")},
-		connectors.Field{Name: "date", Schema: dateSchema},
-		connectors.Field{Name: "time", Schema: timeSchema},
-		connectors.Field{Name: "ts", Schema: timestampSchema},
 		connectors.Field{Name: "arr", Schema: &connectors.Schema{Type: connectors.Array, Items: connectors.OptionalStringSchema}},
 		connectors.Field{Name: "map", Schema: &connectors.Schema{Type: connectors.Map, Keys: connectors.StringSchema, Values: connectors.Int64Schema}},
 		connectors.Field{Name: "intmap", Schema: &connectors.Schema{Type: connectors.Map, Keys: connectors.Int32Schema, Values: connectors.OptionalStringSchema}},
 		connectors.Field{Name: "inner", Schema: nested},
 		connectors.Field{Name: "optinner", Schema: nested.Optionally()},
 		connectors.Field{Name: "dflt", Schema: &connectors.Schema{Type: connectors.Int32, Default: int32(7), Doc: "seven"}},
-	)
-	value := connectors.NewStruct(everything).
-		MustSet("i8", int8(math.MinInt8)).MustSet("i16", int16(math.MaxInt16)).MustSet("i32", int32(math.MinInt32)).MustSet("i64", int64(math.MaxInt64)).
-		MustSet("f32", float32(1.1)).MustSet("f64", 1e300).MustSet("bool", true).MustSet("str", "héllo\x00\"").MustSet("bytes", []byte{0, 255}).
-		MustSet("dec", rat("-1234567.891")).
-		MustSet("date", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)).
-		MustSet("time", time.Date(1970, 1, 1, 23, 59, 59, 999e6, time.UTC)).
-		MustSet("ts", time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC)).
+	)...)
+	value := setPrimitiveFields(connectors.NewStruct(everything)).
 		MustSet("arr", []any{"a", nil}).
 		MustSet("map", map[string]any{"a": int64(1), "b": int64(2)}).
 		MustSet("intmap", map[string]any{"-5": "x", "10": nil}).

@@ -2,11 +2,13 @@ package converters
 
 import (
 	"encoding/pem"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -275,4 +277,35 @@ func TestRegistryConvertersAreNoHeaderConverters(t *testing.T) {
 	if h := HeaderClasses(); len(h) != len(Classes())-len(recordOnly)+1 {
 		t.Errorf("HeaderClasses() = %v", h)
 	}
+}
+
+// primitiveFields are the fields every registry converter's round trip
+// covers: each Connect primitive type and each logical type.
+func primitiveFields() []connectors.Field {
+	return []connectors.Field{
+		{Name: "i8", Schema: connectors.Int8Schema},
+		{Name: "i16", Schema: connectors.Int16Schema},
+		{Name: "i32", Schema: connectors.Int32Schema},
+		{Name: "i64", Schema: connectors.Int64Schema},
+		{Name: "f32", Schema: connectors.Float32Schema},
+		{Name: "f64", Schema: connectors.Float64Schema},
+		{Name: "bool", Schema: connectors.BooleanSchema},
+		{Name: "str", Schema: connectors.StringSchema},
+		{Name: "bytes", Schema: connectors.BytesSchema},
+		{Name: "dec", Schema: &connectors.Schema{Type: connectors.Bytes, Name: connectors.DecimalLogical, Version: 1, Parameters: map[string]string{"scale": "3", "connect.decimal.precision": "10"}}},
+		{Name: "date", Schema: dateSchema},
+		{Name: "time", Schema: timeSchema},
+		{Name: "ts", Schema: timestampSchema},
+	}
+}
+
+// setPrimitiveFields sets primitiveFields in v to values at the edges of
+// their ranges (finite floats: JSON has no infinities).
+func setPrimitiveFields(v *connectors.StructValue) *connectors.StructValue {
+	return v.MustSet("i8", int8(math.MinInt8)).MustSet("i16", int16(math.MaxInt16)).MustSet("i32", int32(math.MinInt32)).MustSet("i64", int64(math.MaxInt64)).
+		MustSet("f32", float32(1.1)).MustSet("f64", 1e300).MustSet("bool", true).MustSet("str", "héllo\x00\"").MustSet("bytes", []byte{0, 255}).
+		MustSet("dec", rat("-1234567.891")).
+		MustSet("date", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)).
+		MustSet("time", time.Date(1970, 1, 1, 23, 59, 59, 999e6, time.UTC)).
+		MustSet("ts", time.Date(1960, 5, 6, 7, 8, 9, 123e6, time.UTC))
 }
