@@ -50,6 +50,18 @@ test-kafka:
     set -a; . "$dir/secure.env"; set +a
     SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -count=1 ./internal/kafkatest/ ./internal/actors/ ./internal/state/ ./internal/control/... ./internal/rest/ ./internal/admin/ ./internal/worker/ ./internal/cluster/... ./internal/offsets/ ./internal/topics/ ./test/
 
+# Needs python3 with venv and PyPI (the virtualenv is kept in ~/.cache/sluice);
+# the broker gets a free port and a temporary directory, stopped however the test ends.
+# Sluice's registry converters against Confluent's own Python serializers (test/confluent).
+confluent:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/sluice-kafka-XXXXXX")
+    port=$(go run ./test/kafka/freeport 1)
+    trap 'bash test/kafka/kafka.sh stop "$dir"; rm -rf "$dir"' EXIT
+    bash test/kafka/kafka.sh start "$port" "$dir"
+    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -tags confluent -count=1 -v ./test/confluent/
+
 # Kafka's jars and the harness are built by Maven (test/transforms) on first use.
 # Regenerate the transforms' golden file (connectors/transforms/testdata/expected.json) from Apache Kafka's own transforms.
 transforms-golden:

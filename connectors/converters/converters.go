@@ -57,6 +57,9 @@ var registry = []entry{
 	{"org.apache.kafka.connect.converters.FloatConverter", func() Converter { return &NumberConverter{kind: connectors.Float32} }},
 	{"org.apache.kafka.connect.converters.DoubleConverter", func() Converter { return &NumberConverter{kind: connectors.Float64} }},
 	{"org.apache.kafka.connect.converters.BooleanConverter", func() Converter { return &BooleanConverter{} }},
+	{AvroConverterClass, func() Converter { return &AvroConverter{} }},
+	{JSONSchemaConverterClass, func() Converter { return &JSONSchemaConverter{} }},
+	{ProtobufConverterClass, func() Converter { return &ProtobufConverter{} }},
 }
 
 // byName maps every accepted spelling to its registry index: the class name,

@@ -25,6 +25,9 @@ func TestNewByEveryName(t *testing.T) {
 		"FloatConverter": "FloatConverter",
 		"org.apache.kafka.connect.converters.DoubleConverter":  "DoubleConverter",
 		"org.apache.kafka.connect.converters.BooleanConverter": "*converters.BooleanConverter",
+		"io.confluent.connect.avro.AvroConverter":              "*converters.AvroConverter",
+		"AvroConverter": "*converters.AvroConverter",
+		"Avro":          "*converters.AvroConverter",
 	}
 	for name, typ := range want {
 		c, err := New(name)
@@ -64,7 +67,7 @@ func TestNewUnknownListsKnown(t *testing.T) {
 
 func TestClasses(t *testing.T) {
 	classes := Classes()
-	if len(classes) != 9 || classes[0] != DefaultClass {
+	if len(classes) != 12 || classes[0] != DefaultClass {
 		t.Fatalf("Classes() = %v", classes)
 	}
 	for _, c := range classes {
@@ -134,6 +137,9 @@ func TestResolveErrorsNameTheKey(t *testing.T) {
 		{"unknown worker key class", nil, map[string]string{"key.converter": "Bar"}, true, `key.converter: unknown converter class "Bar"`},
 		{"bad prop", map[string]string{"value.converter": "Json", "value.converter.schemas.enable": "maybe"}, nil, false, "value.converter.schemas.enable"},
 		{"bad encoding", map[string]string{"key.converter": "String", "key.converter.converter.encoding": "UTF-16"}, nil, true, "key.converter.converter.encoding"},
+		{"registry converter without its registry", map[string]string{"value.converter": "Avro"}, nil, false, "value.converter.schema.registry.url"},
+		{"registry converter key unknown", map[string]string{"key.converter": "Protobuf", "key.converter.schema.registry.url": "http://127.0.0.1:1", "key.converter.colour": "red"}, nil, true, "key.converter.colour"},
+		{"registry converter key at a default only", map[string]string{"value.converter": "JsonSchema", "value.converter.schema.registry.url": "http://127.0.0.1:1", "value.converter.normalize.schemas": "true"}, nil, false, "value.converter.normalize.schemas"},
 	}
 	for _, tc := range tests {
 		_, err := Resolve(tc.connector, tc.worker, tc.isKey)

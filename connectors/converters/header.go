@@ -1,6 +1,11 @@
 package converters
 
-import "github.com/sluice-io/sluice/connectors"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-io/sluice/connectors"
+)
 
 // HeaderConverter turns a record header's value (Connect data: a schema and
 // its Go value) into the bytes stored in Kafka, and back: Kafka Connect's
@@ -24,8 +29,12 @@ const DefaultHeaderClass = SimpleHeaderConverterClass
 // converter, as in Connect: a header's value is converted as a record's
 // value would be.
 func ResolveHeader(connectorConfig, workerConfig map[string]string) (HeaderConverter, error) {
-	if isSimpleHeaderClass(headerClass(connectorConfig, workerConfig)) {
+	class := headerClass(connectorConfig, workerConfig)
+	if isSimpleHeaderClass(class) {
 		return &SimpleHeaderConverter{}, nil
+	}
+	if i, ok := byName[strings.TrimSpace(class)]; ok && recordOnly[registry[i].class] {
+		return nil, fmt.Errorf("%s: %s converts record keys and values only, not headers (as in Confluent, it is no HeaderConverter)", headerConverterKey, registry[i].class)
 	}
 	c, err := resolve(headerConverterKey, DefaultHeaderClass, connectorConfig, workerConfig, false)
 	if err != nil {

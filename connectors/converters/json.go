@@ -74,16 +74,7 @@ func (c *JSONConverter) Configure(props map[string]string, isKey bool) error {
 	ce := &connectors.ConfigError{}
 	c.schemasEnabled = parseBool(ce, props, "schemas.enable", true)
 	c.replaceNull = parseBool(ce, props, "replace.null.with.default", true)
-	c.numericDecimal = false
-	if v, ok := props["decimal.format"]; ok {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "BASE64":
-		case "NUMERIC":
-			c.numericDecimal = true
-		default:
-			ce.Add("decimal.format", fmt.Sprintf("Invalid value %q for configuration decimal.format: String must be one of (case insensitive): BASE64, NUMERIC", v))
-		}
-	}
+	c.numericDecimal = parseDecimalFormat(ce, props)
 	size := 1000
 	if v, ok := props["schemas.cache.size"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -686,6 +677,24 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// parseDecimalFormat reads decimal.format (BASE64 or NUMERIC, any case;
+// default BASE64) as JsonConverter and JsonSchemaConverter take it, and
+// reports NUMERIC.
+func parseDecimalFormat(ce *connectors.ConfigError, props map[string]string) bool {
+	v, ok := props["decimal.format"]
+	if !ok {
+		return false
+	}
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "BASE64":
+		return false
+	case "NUMERIC":
+		return true
+	}
+	ce.Add("decimal.format", fmt.Sprintf("Invalid value %q for configuration decimal.format: String must be one of (case insensitive): BASE64, NUMERIC", v))
+	return false
 }
 
 // boundedCache is a map that stops growing at max entries by evicting an

@@ -85,8 +85,14 @@ func isSimpleHeaderClass(class string) bool {
 
 // HeaderClasses lists the canonical class names of the header converters
 // (for the connector-plugins endpoint's header_converter plugins): every
-// converter of Classes, which Connect also uses for headers, and
-// SimpleHeaderConverter.
+// converter of Classes that Connect also uses for headers (not the registry
+// converters, see recordOnly), and SimpleHeaderConverter.
 func HeaderClasses() []string {
-	return append(Classes(), SimpleHeaderConverterClass)
+	var out []string
+	for _, c := range Classes() {
+		if !recordOnly[c] {
+			out = append(out, c)
+		}
+	}
+	return append(out, SimpleHeaderConverterClass)
 }
