@@ -27,6 +27,9 @@ type taskRun struct {
 	opened func()
 	// rec records the task's metrics; nil with metrics off.
 	rec *metrics.Task
+	// txnContext is what TransactionContext gives a source task that
+	// defines its transactions; nil otherwise.
+	txnContext connectors.TransactionContext
 }
 
 // codec is what a task's records go through between the task and Kafka:
@@ -78,7 +81,7 @@ func (r *taskRun) run(ctx context.Context) error {
 	switch conn := st.plugin.New().(type) {
 	case connectors.SourceConnector:
 		defer r.record(metrics.KindSource)()
-		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
+		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), conn: conn, connConfig: st.config, codec: c, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
 		defer r.record(metrics.KindSink)()
 		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
@@ -110,6 +113,8 @@ type taskContext struct {
 func (t taskContext) ConnectorName() string   { return t.r.id.Connector }
 func (t taskContext) TaskID() int             { return t.r.id.Task }
 func (t taskContext) Logger() *zerolog.Logger { return &t.r.log }
+
+func (t taskContext) TransactionContext() connectors.TransactionContext { return t.r.txnContext }
 
 func (t taskContext) Offset(partition map[string]any) (map[string]any, error) {
 	return t.r.rt.opts.Offsets.Offset(t.r.id.Connector, partition)

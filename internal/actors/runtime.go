@@ -46,6 +46,9 @@ type TaskConfigWriter interface {
 // Options are the worker-wide settings and services the actors use.
 type Options struct {
 	WorkerID string
+	// GroupID is the worker's group.id, which prefixes the transactional
+	// ids of exactly-once source tasks (TransactionalID).
+	GroupID  string
 	Registry *connectors.Registry
 	// WorkerProps are the worker's own config keys: converter defaults
 	// (key.converter, value.converter.schemas.enable, ...).

@@ -50,7 +50,10 @@ const (
 	TopicCreationGroups = "topic.creation.groups"
 	ExactlyOnceSupport  = "exactly.once.support"
 	TransactionBoundary = "transaction.boundary"
-	OffsetsStorageTopic = "offsets.storage.topic"
+	// TransactionBoundaryIntervalMs is how often an interval boundary
+	// commits; unset, the worker's offset.flush.interval.ms.
+	TransactionBoundaryIntervalMs = "transaction.boundary.interval.ms"
+	OffsetsStorageTopic           = "offsets.storage.topic"
 )
 
 // Values of the enumerated keys.
@@ -316,6 +319,14 @@ func defineSource(d *connectors.ConfigDef) {
 		Group: GroupExactlyOnce, DisplayName: "Transaction Boundary",
 		Validate:    oneOfFold(BoundaryPoll, BoundaryInterval, BoundaryConnector),
 		Recommended: []string{BoundaryPoll, BoundaryInterval, BoundaryConnector},
+	})
+	d.Define(connectors.ConfigKey{
+		Name: TransactionBoundaryIntervalMs, Type: connectors.TypeLong, Importance: connectors.Low,
+		Doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producing transaction " +
+			"commits by connector tasks. If unset, defaults to the value of the worker-level " +
+			"'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.",
+		Group: GroupExactlyOnce, DisplayName: "Transaction boundary interval",
+		Validate: connectors.AtLeast(0),
 	})
 	d.Define(connectors.ConfigKey{
 		Name: OffsetsStorageTopic, Type: connectors.TypeString, Importance: connectors.Low,

@@ -30,10 +30,6 @@ func unsupported(t connectors.Type, k, v string) string {
 	switch {
 	case t == connectors.Sink:
 		return "" // the rest are source keys, which Connect ignores on sinks
-	case k == ExactlyOnceSupport && strings.EqualFold(v, ExactlyOnceRequired):
-		return "This worker does not provide exactly-once delivery for source connectors (exactly.once.source.support is not enabled in this version of Sluice). Use 'requested' or remove the key."
-	case k == TransactionBoundary && v != "" && !strings.EqualFold(v, BoundaryPoll):
-		return "Transaction boundaries apply to exactly-once source delivery, which this version of Sluice does not provide. Remove the key."
 	case k == OffsetsStorageTopic && v != "":
 		return "A connector-specific offsets topic is not supported by this version of Sluice: the connector's offsets would go to the worker's offsets topic. Remove the key."
 	}

@@ -259,6 +259,7 @@ var workerKeys = map[string]bool{
 	"session.timeout.ms":       true, "heartbeat.interval.ms": true, "rebalance.timeout.ms": true,
 	"topic.tracking.enable": true, "topic.tracking.allow.reset": true,
 	connconfig.WorkerOverridePolicy: true, connconfig.WorkerTopicCreationEnable: true,
+	connconfig.WorkerExactlyOnceSourceSupport: true,
 }
 
 // Worker is a running worker.
@@ -680,7 +681,7 @@ func (w *Worker) connect(ctx context.Context) error {
 	}
 	rt, err := actors.NewRuntime(actors.Options{
 		Topics:   topics,
-		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
+		WorkerID: cfg.WorkerID, GroupID: cfg.Cluster, Registry: cfg.Registry, WorkerProps: cfg.Props,
 		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Security:  w.security.actorSecurity(),
