@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -24,10 +23,6 @@ type lifecycle struct {
 	report func(work *ConnectorWork, s state.State)
 	// metrics counts startups and the connectors and tasks running here.
 	metrics *metrics.Registry
-	// onFenced, when set, takes the failure of a pipeline whose producer
-	// a newer generation fenced (fencedError) instead of the restart
-	// policy: restarting would fence that generation in turn.
-	onFenced func(f *failure)
 
 	gen      int
 	cancel   context.CancelFunc
@@ -75,11 +70,6 @@ func (l *lifecycle) receive(c actor.Context, start func(ctx context.Context, gen
 		if f == nil {
 			msg := fmt.Sprintf("%s pipeline ended unexpectedly", l.what)
 			f = &failure{err: fmt.Errorf("%s", msg), trace: msg}
-		}
-		var fenced *fencedError
-		if l.onFenced != nil && errors.As(f.err, &fenced) {
-			l.onFenced(f)
-			return true
 		}
 		panic(f)
 	case *actor.Restarting:

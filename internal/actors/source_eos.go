@@ -71,9 +71,11 @@ func FenceProducers(ctx context.Context, cl *kgo.Client, ids []string) error {
 }
 
 // fencedError ends a task whose producer a newer generation of the task
-// fenced. Restarting it would fence that newer generation in turn, so the
-// task stays FAILED here (lifecycle.onFenced) until its worker's next
-// assignment stops it, or an operator restarts it.
+// fenced: nothing it had not committed will ever be visible. Its status
+// trace says so. Its supervisor restarts it as any failed task (invariant
+// 5): if the task runs elsewhere now, the restarted instance fences that
+// one in turn, which aborts an open transaction but loses and repeats
+// nothing, until this worker's next assignment stops it.
 type fencedError struct {
 	txnID string
 	err   error
@@ -81,8 +83,8 @@ type fencedError struct {
 
 func (e *fencedError) Error() string {
 	return fmt.Sprintf("the task's transactional producer %q was fenced by a newer generation of the task "+
-		"(another worker runs it now, or a newer config does): this instance stopped without committing "+
-		"and is not restarted here: %v", e.txnID, e.err)
+		"(another worker runs it now, or a newer config does): this instance stopped, and what it had not "+
+		"committed is never visible: %v", e.txnID, e.err)
 }
 
 func (e *fencedError) Unwrap() error { return e.err }

@@ -53,17 +53,8 @@ func newTaskActor(rt *Runtime, id connectors.TaskID, work *ConnectorWork, su *se
 		rt: rt, id: id, config: config, setup: su,
 		log: rt.opts.Log.With().Str("connector", id.Connector).Int("task", id.Task).Logger(),
 	}
-	a.lifecycle = lifecycle{inc: inc, work: work, what: metrics.TaskKind, report: a.report, metrics: rt.opts.Metrics, onFenced: a.fenced}
+	a.lifecycle = lifecycle{inc: inc, work: work, what: metrics.TaskKind, report: a.report, metrics: rt.opts.Metrics}
 	return a
-}
-
-// fenced reports a task that a newer generation fenced as FAILED, with
-// why, and leaves it stopped: its worker's next assignment stops the
-// actor, or a restart request starts it again (as Connect, which never
-// restarts a fenced task on its own).
-func (a *taskActor) fenced(f *failure) {
-	a.log.Error().Err(f.err).Msg("task fenced by a newer generation; not restarting it")
-	a.rt.opts.Status.PutTask(a.id, a.rt.status(state.StateFailed, f.trace, a.work.Generation))
 }
 
 func (a *taskActor) Receive(c actor.Context) {

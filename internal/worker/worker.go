@@ -262,6 +262,17 @@ var workerKeys = map[string]bool{
 	connconfig.WorkerExactlyOnceSourceSupport: true,
 }
 
+// fenceSources fences the transactional producers of the first tasks tasks
+// of source connector name (control.Options.FenceSources), with the
+// producer client of the worker's source tasks.
+func (w *Worker) fenceSources(ctx context.Context, name string, tasks int) error {
+	ids := make([]string, tasks)
+	for i := range ids {
+		ids[i] = actors.TransactionalID(w.cfg.Cluster, connectors.TaskID{Connector: name, Task: i})
+	}
+	return actors.FenceProducers(ctx, w.producer, ids)
+}
+
 // Worker is a running worker.
 type Worker struct {
 	cfg Config
@@ -443,6 +454,7 @@ func (w *Worker) build() error {
 		Converters:       converters.Classes(),
 		HeaderConverters: converters.HeaderClasses(),
 		Worker:           w.connWorker,
+		FenceSources:     w.fenceSources,
 		CheckConverters:  func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
 		WorkerID:         w.cfg.WorkerID,
 		Version:          w.cfg.Version,
