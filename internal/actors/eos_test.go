@@ -3,13 +3,19 @@ package actors
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/storetest"
 	"github.com/sluice-io/sluice/internal/testutil"
@@ -104,4 +110,108 @@ func TestExactlyOnceSourceCommitsRecordsWithTheirOffsets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Invariant 9: a source offset is never visible before the records it is
+// the offset of. The broker refuses the first commits; had the offsets been
+// written outside the transactions, they would be visible for records that
+// were aborted, and the restarted task would resume past them (a gap). A
+// fresh read_committed view of the offsets never runs ahead of the records
+// a read_committed consumer sees, and in the end each record is there once.
+func TestExactlyOnceOffsetsNeverVisibleBeforeTheirRecords(t *testing.T) {
+	e := newEnvOn(t, storetest.StartFake(t, "t", ProducerOpts()...), false, withExactlyOnce)
+	var mu sync.Mutex
+	refuse := 3
+	e.broker.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.broker.KeepControl()
+		end := req.(*kmsg.EndTxnRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		if !end.Commit || refuse == 0 {
+			return nil, nil, false
+		}
+		refuse--
+		resp := end.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.InvalidTxnState.Code
+		return resp, nil, true
+	})
+	name := "eos-refused"
+	e.create(name, datagenConfig(name, e.topic(name), 3000, "records.per.second", "3000"))
+	check := func() {
+		view, err := offsets.NewSourceStore(e.kopts, e.k.Prefix+"-offsets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer view.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := view.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		committed := map[int64]int64{}
+		for task := range int64(2) {
+			committed[task] = -1
+			if off, _ := view.Offset(name, map[string]any{"task": int(task)}); off != nil {
+				committed[task] = off["seq"].(int64)
+			}
+		}
+		visible := map[[2]int64]bool{}
+		for _, r := range e.readCommitted(e.topic(name), int(committed[0]+committed[1]+2)) {
+			task, seq, err := datagen.ParseValue(r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			visible[[2]int64{int64(task), seq}] = true
+		}
+		for task, upTo := range committed {
+			for seq := range upTo + 1 {
+				if !visible[[2]int64{task, seq}] {
+					t.Fatalf("offset seq %d of task %d committed, but record %d is not visible to read_committed (invariant 9)", upTo, task, seq)
+				}
+			}
+		}
+	}
+	testutil.Eventually(t, 20*time.Second, "the refused commits fail the tasks", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse > 0 {
+			return fmt.Errorf("%d commits still to refuse", refuse)
+		}
+		return nil
+	})
+	check()
+	exactlyOnce(t, e.readCommitted(e.topic(name), 6000), 2, 3000)
+	check()
+}
+
+// Invariant 10: a fenced generation never commits. The test fences the
+// task's transactional id as the leader does for a new generation: the
+// task stops with a trace that says it was fenced, what it had open never
+// becomes visible, and the instance its supervisor starts next resumes
+// from the last commit, without a gap or a duplicate.
+func TestExactlyOnceFencedTaskNeverCommitsAgain(t *testing.T) {
+	e := newEnvOn(t, storetest.Start(t, "t", ProducerOpts()...), false, withExactlyOnce)
+	name := "eos-fenced"
+	e.create(name, datagenConfig(name, e.topic(name), 2000, "records.per.second", "1000", "tasks.max", "1",
+		"transaction.boundary", "interval", "transaction.boundary.interval.ms", "300"))
+	e.waitTaskState(name, 0, state.StateRunning)
+	time.Sleep(500 * time.Millisecond) // some commits, and a transaction open
+	fencer, err := kgo.NewClient(e.kopts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fencer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := TransactionalID("eos-test", connectors.TaskID{Connector: name, Task: 0})
+	if err := FenceProducers(ctx, fencer, []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the task reports it was fenced", func() error {
+		if st := e.taskState(name, 0); st.State != state.StateFailed || !strings.Contains(st.Trace, "fenced by a newer generation") {
+			return fmt.Errorf("state %s, trace %q", st.State, st.Trace)
+		}
+		return nil
+	})
+	exactlyOnce(t, e.readCommitted(e.topic(name), 2000), 1, 2000)
 }
