@@ -61,6 +61,9 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		defer func() {
 			if isFenced(err) {
 				err = &fencedError{txnID: p.txn.txnID, err: err}
+				// Said here too: a task fenced while it stops
+				// ends with no failure to report.
+				p.log.Warn().Err(err).Msg("task fenced")
 			}
 		}()
 		if p.keys.ExactlyOnce.Boundary == connconfig.BoundaryConnector {
