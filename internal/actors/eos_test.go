@@ -41,29 +41,11 @@ func datagenConfig(name, topic string, records int, extra ...string) map[string]
 }
 
 // readCommitted reads topic from the start as a read_committed consumer
-// until it has want records or stays quiet for a while.
+// until it has want records, and a second more, in which a duplicate would
+// show up.
 func (e *env) readCommitted(topic string, want int) []*kgo.Record {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer cl.Close()
-	var out []*kgo.Record
-	deadline := time.Now().Add(20 * time.Second)
-	for len(out) < want && time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
-	}
-	// Whatever else is there (a duplicate) shows up within a second.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r) })
-	return out
+	return e.readRecords(topic, want, time.Second, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 }
 
 // exactlyOnce checks that recs hold every (task, seq) below n once.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/offsets"
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
@@ -430,6 +431,12 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 		p.log.Warn().Err(err).Msg("offset flush failed; will retry")
 		return nil
 	}
+	return p.stored(ctx, entries)
+}
+
+// stored records that entries are durably stored and lets the task commit
+// upstream.
+func (p *sourcePipeline) stored(ctx context.Context, entries []offsets.PartitionOffset) error {
 	p.tracker.markFlushed(entries)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

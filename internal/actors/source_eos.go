@@ -237,7 +237,7 @@ func (p *sourcePipeline) commitTransaction(ctx context.Context) error {
 		if err := t.begin(); err != nil {
 			return err
 		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
+		wctx, cancel := p.transactionStep(ctx)
 		defer cancel()
 		if err := t.client.ProduceSync(wctx, recs...).FirstErr(); err != nil {
 			p.rec.OffsetCommit(time.Since(start), false)
@@ -250,13 +250,7 @@ func (p *sourcePipeline) commitTransaction(ctx context.Context) error {
 	}
 	p.rec.OffsetCommit(time.Since(start), true)
 	t.store.Committed(p.id.Connector, recs)
-	p.tracker.markFlushed(entries)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := p.task.Commit(cctx); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return p.stored(ctx, entries)
 }
 
 // abortTransaction aborts the open transaction as the connector asked: its
@@ -279,7 +273,7 @@ func (p *sourcePipeline) abortTransaction(ctx context.Context) error {
 // waitAcked waits for the ack of every record handed to the producer; a
 // failed record fails the transaction.
 func (p *sourcePipeline) waitAcked(ctx context.Context) error {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
+	fctx, cancel := p.transactionStep(ctx)
 	defer cancel()
 	if err := p.txn.client.Flush(fctx); err != nil {
 		return fmt.Errorf("wait for the transaction's records: %w", err)
@@ -290,15 +284,28 @@ func (p *sourcePipeline) waitAcked(ctx context.Context) error {
 	return nil
 }
 
-// endTransaction ends the open transaction, if any, bounded by
-// offset.flush.timeout.ms, and not cut short by the task stopping: a
-// cancelled EndTxn would leave its outcome unknown.
+// transactionStep bounds one step of ending a transaction (waiting for the
+// acks, writing the offsets, EndTxn) by offset.flush.timeout.ms, and by
+// ctx's deadline if it has one (a stopping task's graceful shutdown
+// timeout), but not by ctx ending otherwise: a task that is told to stop
+// while it commits finishes the commit, for a cancelled EndTxn would leave
+// its outcome unknown. (Either way nothing is lost or doubled: the records
+// and their offsets commit together or not at all.)
+func (p *sourcePipeline) transactionStep(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := p.rt.opts.OffsetFlushTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(deadline))
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
+}
+
+// endTransaction ends the open transaction, if any (transactionStep).
 func (p *sourcePipeline) endTransaction(ctx context.Context, how kgo.TransactionEndTry) error {
 	if !p.txn.open {
 		return nil
 	}
 	p.txn.open = false
-	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
+	ectx, cancel := p.transactionStep(ctx)
 	defer cancel()
 	return p.txn.client.EndTransaction(ectx, how)
 }
