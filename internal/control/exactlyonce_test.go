@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/storetest"
 )
 
 // fenceRecorder records the fencing rounds the leader asks for.
@@ -121,5 +124,39 @@ func TestRequiredExactlyOnceOnADisabledWorkerIs400(t *testing.T) {
 	}
 	if !bad["exactly.once.support"] || !bad["transaction.boundary"] {
 		t.Fatalf("validate flags %v, want exactly.once.support and transaction.boundary", bad)
+	}
+}
+
+// Before a stopped source connector's offsets change on a worker that
+// fences, its last generation of tasks is fenced, as Connect does: a zombie
+// could otherwise commit its offsets over the new ones.
+func TestOffsetsChangesFenceTheLastGeneration(t *testing.T) {
+	f := &fenceRecorder{}
+	k := storetest.Start(t, "eosoffs")
+	c := controltest.OffsetsController(t, k.Configs, k.Statuses, k.Offsets, k.Admin, func(o *control.Options) {
+		o.Worker.ExactlyOnce = connconfig.ExactlyOnceEnabled
+		o.FenceSources = f.fence
+	})
+	name := kafkatest.Unique("src")
+	if _, err := c.Create(ctx(t), name, controltest.SourceConfig(), control.InitialRunning); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutTaskConfigs(ctx(t), name, []map[string]string{{"t": "0"}, {"t": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(ctx(t), name); err != nil {
+		t.Fatal(err)
+	}
+	f.rounds = nil
+	if _, err := c.AlterOffsets(ctx(t), name, []control.ConnectorOffset{
+		{Partition: map[string]any{"filename": "/a"}, Offset: map[string]any{"position": json.Number("3")}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResetOffsets(ctx(t), name); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(f.rounds, " "), name+":2 "+name+":2"; got != want {
+		t.Fatalf("fencing rounds %q, want %q", got, want)
 	}
 }

@@ -209,6 +209,9 @@ func (c *Controller) AlterOffsets(ctx context.Context, name string, offs []Conne
 	if err != nil {
 		return Message{}, err
 	}
+	if err := c.fenceZombies(wctx, conn); err != nil {
+		return Message{}, err
+	}
 	if err := b.AlterSourceOffsets(wctx, name, parsed); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
@@ -281,6 +284,9 @@ func (c *Controller) ResetOffsets(ctx context.Context, name string) (Message, er
 		}
 		return Message{Message: msg}, nil
 	}
+	if err := c.fenceZombies(wctx, conn); err != nil {
+		return Message{}, err
+	}
 	if err := b.ResetSourceOffsets(wctx, name); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
@@ -299,6 +305,20 @@ func sinkFailure(verb, name string, err error) error {
 		what = "reset consumer group offsets for sink connector " + name
 	}
 	return offsetsFailure(what, err)
+}
+
+// fenceZombies fences the producers of a stopped source connector's last
+// generation of tasks before its offsets change, on a worker that fences
+// (exactly-once sources), as Connect does: a task still alive on a frozen
+// worker could otherwise commit its own offsets over the new ones.
+func (c *Controller) fenceZombies(ctx context.Context, conn *state.Connector) error {
+	if !c.fencesTasksOf(conn) || conn.TaskCount == 0 {
+		return nil
+	}
+	if err := c.o.FenceSources(ctx, conn.Name, conn.TaskCount); err != nil {
+		return storeError("fencing the tasks of connector "+conn.Name+" before modifying its offsets", err)
+	}
+	return nil
 }
 
 // configReader is a config store that can catch up with the config topic
