@@ -60,6 +60,9 @@ func ValidateExactlyOnce(w Worker, conn connectors.Connector, config map[string]
 			ce.Add(ExactlyOnceSupport, msgUnsupported)
 		}
 	}
+	if w.ExactlyOnceEnabled() {
+		refuseNonIdempotent(config, ProducerOverridePrefix, ce)
+	}
 	boundary := strings.ToLower(strings.TrimSpace(config[TransactionBoundary]))
 	switch {
 	case boundary == "" || boundary == BoundaryPoll:
@@ -72,6 +75,23 @@ func ValidateExactlyOnce(w Worker, conn connectors.Connector, config map[string]
 		return nil
 	}
 	return ce
+}
+
+// msgNeedsIdempotence says why a transactional producer refuses a setting.
+const msgNeedsIdempotence = "exactly-once source tasks produce in transactions, which need the idempotent producer " +
+	"with acks=all (Connect overrides this setting for them; Sluice refuses it rather than ignore it)"
+
+// refuseNonIdempotent adds an error for each of prefix+enable.idempotence
+// and prefix+acks in props that would turn the idempotent producer off.
+func refuseNonIdempotent(props map[string]string, prefix string, ce *connectors.ConfigError) {
+	if v, ok := props[prefix+"enable.idempotence"]; ok && strings.EqualFold(strings.TrimSpace(v), "false") {
+		ce.Add(prefix+"enable.idempotence", msgNeedsIdempotence)
+	}
+	if v, ok := props[prefix+"acks"]; ok {
+		if acks := strings.TrimSpace(v); acks != "all" && acks != "-1" {
+			ce.Add(prefix+"acks", msgNeedsIdempotence)
+		}
+	}
 }
 
 // CanDefineTransactionBoundaries reports whether conn says its tasks can

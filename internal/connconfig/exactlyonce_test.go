@@ -116,3 +116,26 @@ func TestParseRuntimeReadsTheBoundary(t *testing.T) {
 		t.Fatal("transactions on a preparing worker")
 	}
 }
+
+// A transactional producer must be idempotent with acks=all: on an enabled
+// worker, a connector's or the worker's setting that turns that off is
+// refused by name rather than overridden in silence.
+func TestExactlyOnceRefusesNonIdempotentProducers(t *testing.T) {
+	enabled := Worker{ExactlyOnce: ExactlyOnceEnabled}
+	ce := ValidateExactlyOnce(enabled, plainSource{}, map[string]string{
+		"producer.override.enable.idempotence": "false", "producer.override.acks": "1",
+	})
+	if ce == nil || len(ce.Errors["producer.override.enable.idempotence"]) == 0 || len(ce.Errors["producer.override.acks"]) == 0 {
+		t.Fatalf("not refused: %v", ce)
+	}
+	if ce := ValidateExactlyOnce(enabled, plainSource{}, map[string]string{"producer.override.acks": "all"}); ce != nil {
+		t.Fatalf("acks=all refused: %v", ce)
+	}
+	if ce := ValidateExactlyOnce(Worker{}, plainSource{}, map[string]string{"producer.override.acks": "1"}); ce != nil {
+		t.Fatalf("acks=1 refused on an at-least-once worker: %v", ce)
+	}
+	_, err := ParseWorker(map[string]string{WorkerExactlyOnceSourceSupport: "enabled", "producer.enable.idempotence": "false"})
+	if err == nil || !strings.Contains(err.Error(), "producer.enable.idempotence") {
+		t.Fatalf("worker: %v", err)
+	}
+}

@@ -123,6 +123,11 @@ func ParseWorker(props map[string]string) (Worker, error) {
 		}
 	}
 	clients := &connectors.ConfigError{}
+	if w.ExactlyOnceEnabled() {
+		// The worker's producer.* keys apply to the source tasks'
+		// transactional producers too.
+		refuseNonIdempotent(props, "producer.", clients)
+	}
 	w.Clients.Producer = parseProducer("producer.", workerClientKeys(props, "producer."), clients)
 	w.Clients.Consumer = parseConsumer("consumer.", workerClientKeys(props, "consumer."), clients)
 	w.Clients.Admin = parseAdmin("admin.", workerClientKeys(props, "admin."), clients)
