@@ -17,11 +17,6 @@ import (
 	"github.com/sluice-io/sluice/internal/offsets"
 )
 
-// TransactionTimeout is transaction.timeout.ms of an exactly-once source
-// task's producer: Kafka's producer default, which Connect keeps. A
-// transaction open longer than this is aborted by the broker.
-const TransactionTimeout = 60 * time.Second
-
 // TransactionalOffsets is what an exactly-once source task needs of the
 // offset store besides OffsetStore: the records of its offsets, to write in
 // its own transaction, and a way to show them once it committed.
@@ -48,7 +43,7 @@ func FenceProducers(ctx context.Context, cl *kgo.Client, ids []string) error {
 		for {
 			req := kmsg.NewPtrInitProducerIDRequest()
 			req.TransactionalID = kmsg.StringPtr(id)
-			req.TransactionTimeoutMillis = int32(TransactionTimeout.Milliseconds())
+			req.TransactionTimeoutMillis = int32(connconfig.TransactionTimeout.Milliseconds())
 			req.ProducerID, req.ProducerEpoch = -1, -1
 			resp, err := req.RequestWith(ctx, cl)
 			if err == nil {
@@ -137,7 +132,7 @@ func (p *sourcePipeline) transactionalProducer(ctx context.Context) (*transactio
 	opts := append(p.rt.clientOpts(security), ProducerOpts()...)
 	opts = append(opts, kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", p.id.Connector, p.id.Task)))
 	opts = append(append(opts, p.rt.opts.Worker.Clients.Producer.Opts...), o.Opts...)
-	opts = append(opts, kgo.TransactionalID(t.txnID), kgo.TransactionTimeout(TransactionTimeout))
+	opts = append(opts, kgo.TransactionalID(t.txnID), kgo.TransactionTimeout(connconfig.TransactionTimeout))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("the task's transactional producer: %w", err)

@@ -1,6 +1,8 @@
 package connconfig
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,11 @@ type ExactlyOnce struct {
 	// means the worker's offset.flush.interval.ms.
 	Interval time.Duration
 }
+
+// TransactionTimeout is transaction.timeout.ms of an exactly-once source
+// task's producer: Kafka's producer default, which Connect keeps. A
+// transaction open longer than this is aborted by the broker.
+const TransactionTimeout = 60 * time.Second
 
 // The messages of Connect's DistributedHerder for the preflight checks,
 // with what to do added where Connect's says nothing.
@@ -62,6 +69,13 @@ func ValidateExactlyOnce(w Worker, conn connectors.Connector, config map[string]
 	}
 	if w.ExactlyOnceEnabled() {
 		refuseNonIdempotent(config, ProducerOverridePrefix, ce)
+	}
+	if v, ok := config[TransactionBoundaryIntervalMs]; ok {
+		if ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && ms >= TransactionTimeout.Milliseconds() {
+			ce.Add(TransactionBoundaryIntervalMs, fmt.Sprintf("must be below the transaction timeout (%d ms, transaction.timeout.ms, "+
+				"which Sluice does not let a connector change): the broker would abort every transaction before it commits",
+				TransactionTimeout.Milliseconds()))
+		}
 	}
 	boundary := strings.ToLower(strings.TrimSpace(config[TransactionBoundary]))
 	switch {

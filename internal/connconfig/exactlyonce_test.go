@@ -139,3 +139,16 @@ func TestExactlyOnceRefusesNonIdempotentProducers(t *testing.T) {
 		t.Fatalf("worker: %v", err)
 	}
 }
+
+// An interval the transaction timeout would cut short can never commit.
+func TestIntervalBeyondTheTransactionTimeoutIsRefused(t *testing.T) {
+	enabled := Worker{ExactlyOnce: ExactlyOnceEnabled}
+	cfg := map[string]string{TransactionBoundary: "interval", TransactionBoundaryIntervalMs: "60000"}
+	if ce := ValidateExactlyOnce(enabled, plainSource{}, cfg); ce == nil || len(ce.Errors[TransactionBoundaryIntervalMs]) == 0 {
+		t.Fatalf("60000 ms accepted: %v", ce)
+	}
+	cfg[TransactionBoundaryIntervalMs] = "59999"
+	if ce := ValidateExactlyOnce(enabled, plainSource{}, cfg); ce != nil {
+		t.Fatalf("59999 ms refused: %v", ce)
+	}
+}
