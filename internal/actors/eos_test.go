@@ -197,3 +197,72 @@ func TestExactlyOnceFencedTaskNeverCommitsAgain(t *testing.T) {
 	})
 	exactlyOnce(t, e.readCommitted(e.topic(name), 2000), 1, 2000)
 }
+
+// A source with its own offsets topic (offsets.storage.topic) writes its
+// offsets there, in its transactions when exactly once, and to the
+// worker's topic after; the topic is created when missing, and a task
+// that restarts resumes from it.
+func TestSourceWithItsOwnOffsetsTopic(t *testing.T) {
+	for _, exactly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exactly-once=%v", exactly), func(t *testing.T) {
+			k := storetest.Start(t, "t", ProducerOpts()...)
+			stores := offsets.NewTopicStores(k.Opts, func(ctx context.Context, topic string) error {
+				return createTopic(ctx, k.Admin, topic, 3, -1, map[string]string{"cleanup.policy": "compact"})
+			}, k.Log)
+			t.Cleanup(stores.Close)
+			e := newEnvOn(t, k, false, func(o *Options) {
+				o.OffsetTopics = stores
+				if exactly {
+					withExactlyOnce(o)
+				}
+			})
+			name, own := fmt.Sprintf("own-%v", exactly), e.topic(fmt.Sprintf("own-offsets-%v", exactly))
+			e.create(name, datagenConfig(name, e.topic(name), 500, "offsets.storage.topic", own, "tasks.max", "1"))
+			e.waitTaskState(name, 0, state.StateRunning)
+			recs := e.readCommitted(e.topic(name), 500)
+			if exactly {
+				exactlyOnce(t, recs, 1, 500)
+			}
+			ownStore, err := stores.Open(context.Background(), own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, store := range map[string]*offsets.SourceStore{"the connector's topic": ownStore, "the worker's topic": e.offsets} {
+				testutil.Eventually(t, 10*time.Second, "the last offset in "+what, func() error {
+					if off, err := store.Offset(name, map[string]any{"task": 0}); err != nil || off == nil || off["seq"] != int64(499) {
+						return fmt.Errorf("offset %v, err %v", off, err)
+					}
+					return nil
+				})
+			}
+			// What the task resumes from is the connector's topic: with
+			// a later offset there than in the worker's, it goes on
+			// after the connector's.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := ownStore.Write(ctx, name, []offsets.PartitionOffset{{Partition: map[string]any{"task": 0}, Offset: map[string]any{"seq": int64(599)}}}); err != nil {
+				t.Fatal(err)
+			}
+			e.setTarget(name, state.TargetPaused)
+			e.create(name, datagenConfig(name, e.topic(name), 700, "offsets.storage.topic", own, "tasks.max", "1"))
+			e.setTarget(name, state.TargetStarted)
+			testutil.Eventually(t, 20*time.Second, "the task resumed after seq 599", func() error {
+				if off, _ := ownStore.Offset(name, map[string]any{"task": 0}); off == nil || off["seq"] != int64(699) {
+					return fmt.Errorf("offset %v", off)
+				}
+				return nil
+			})
+			seen := map[int64]bool{}
+			for _, r := range e.readCommitted(e.topic(name), 600) {
+				_, seq, err := datagen.ParseValue(r.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[seq] = true
+			}
+			if seen[500] || !seen[600] || !seen[699] {
+				t.Fatalf("after the connector's topic said 599: seq 500 seen %v, 600 %v, 699 %v", seen[500], seen[600], seen[699])
+			}
+		})
+	}
+}

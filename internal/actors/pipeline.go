@@ -27,6 +27,10 @@ type taskRun struct {
 	opened func()
 	// rec records the task's metrics; nil with metrics off.
 	rec *metrics.Task
+	// offsets is where a source task's offsets are read and written: the
+	// worker's store, or with offsets.storage.topic the connector's own
+	// topic over it (offsets.Layered).
+	offsets OffsetStore
 	// txnContext is what TransactionContext gives a source task that
 	// defines its transactions; nil otherwise.
 	txnContext connectors.TransactionContext
@@ -117,7 +121,7 @@ func (t taskContext) Logger() *zerolog.Logger { return &t.r.log }
 func (t taskContext) TransactionContext() connectors.TransactionContext { return t.r.txnContext }
 
 func (t taskContext) Offset(partition map[string]any) (map[string]any, error) {
-	return t.r.rt.opts.Offsets.Offset(t.r.id.Connector, partition)
+	return t.r.offsets.Offset(t.r.id.Connector, partition)
 }
 
 // waitResumed blocks while the task is paused; it returns false when ctx ended.

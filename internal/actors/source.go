@@ -50,6 +50,14 @@ type sourcePipeline struct {
 const pollTimeout = 500 * time.Millisecond
 
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
+	if p.keys.OffsetsTopic != "" {
+		if p.offsets, err = p.ownOffsets(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
 	if p.keys.ExactlyOnce.Enabled {
 		// Its own producer, fenced before the offsets are read below.
 		if p.txn, err = p.transactionalProducer(ctx); err != nil {
@@ -95,7 +103,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	p.tracker = newOffsetTracker()
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
-	if r, ok := p.rt.opts.Offsets.(interface{ ReadToEnd(context.Context) error }); ok {
+	if r, ok := p.offsets.(interface{ ReadToEnd(context.Context) error }); ok {
 		// The offsets table is tailed in the background; a task that moved
 		// here reads its predecessor's last flush first, as Connect's
 		// offset reader does, rather than replaying from an older one.
@@ -424,7 +432,7 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
 	defer cancel()
 	start := time.Now()
-	err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries)
+	err := p.offsets.Write(wctx, p.id.Connector, entries)
 	p.rec.OffsetCommit(time.Since(start), err == nil)
 	if err != nil {
 		// Not fatal: the same offsets (or newer) are written next time.
@@ -510,4 +518,25 @@ func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, 
 		return nil // stopping: what did not commit is read again
 	}
 	return loopErr
+}
+
+// ownOffsets is the offsets of a connector with its own offsets topic
+// (offsets.storage.topic), created if missing: read from it first and from
+// the worker's topic where it has none, written to both, as Connect does.
+func (p *sourcePipeline) ownOffsets(ctx context.Context) (OffsetStore, error) {
+	worker, ok := p.rt.opts.Offsets.(*offsets.SourceStore)
+	if !ok || p.rt.opts.OffsetTopics == nil {
+		return nil, fmt.Errorf("%s=%s: this worker cannot open connector-specific offsets topics",
+			connconfig.OffsetsStorageTopic, p.keys.OffsetsTopic)
+	}
+	if p.keys.OffsetsTopic == worker.Topic() {
+		return worker, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	own, err := p.rt.opts.OffsetTopics.Open(octx, p.keys.OffsetsTopic)
+	if err != nil {
+		return nil, err
+	}
+	return offsets.Layered{Own: own, Worker: worker}, nil
 }

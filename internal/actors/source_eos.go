@@ -25,6 +25,12 @@ type TransactionalOffsets interface {
 	Committed(connector string, recs []*kgo.Record)
 }
 
+// secondaryOffsets is an offset store that copies what the task committed
+// to a second topic (offsets.Layered: the worker's, after the connector's).
+type secondaryOffsets interface {
+	WriteSecondary(ctx context.Context, connector string, entries []offsets.PartitionOffset) error
+}
+
 // TransactionalID is the transactional id of a source task's producer, as
 // Connect names it: <group.id>-<connector>-<task>. The next generation of
 // the task takes the same id, which fences this one.
@@ -115,7 +121,7 @@ type transactions struct {
 // fences the id, so that a predecessor still running somewhere can commit
 // nothing after this task reads its offsets.
 func (p *sourcePipeline) transactionalProducer(ctx context.Context) (*transactions, error) {
-	store, ok := p.rt.opts.Offsets.(TransactionalOffsets)
+	store, ok := p.offsets.(TransactionalOffsets)
 	if !ok {
 		return nil, errors.New("exactly-once delivery needs an offset store that writes offsets in the task's transactions")
 	}
@@ -245,6 +251,16 @@ func (p *sourcePipeline) commitTransaction(ctx context.Context) error {
 	}
 	p.rec.OffsetCommit(time.Since(start), true)
 	t.store.Committed(p.id.Connector, recs)
+	if second, ok := t.store.(secondaryOffsets); ok {
+		// The worker's topic too, after the connector's own, as Connect
+		// does; the connector's topic is the one tasks resume from.
+		wctx, cancel := p.transactionStep(ctx)
+		err := second.WriteSecondary(wctx, p.id.Connector, entries)
+		cancel()
+		if err != nil {
+			p.log.Warn().Err(err).Msg("offsets committed to the connector's offsets topic, but not copied to the worker's")
+		}
+	}
 	return p.stored(ctx, entries)
 }
 

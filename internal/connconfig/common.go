@@ -347,7 +347,6 @@ func defineSource(d *connectors.ConfigDef) {
 func Validate(w Worker, t connectors.Type, config map[string]string) *connectors.ConfigError {
 	ce := &connectors.ConfigError{}
 	validateAliases(config, ce)
-	validateHonoured(t, config, ce)
 	parseOverrides(w, t, config, ce)
 	parseTopicCreation(w, t, config, ce)
 	if t == connectors.Sink {

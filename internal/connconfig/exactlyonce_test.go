@@ -152,3 +152,29 @@ func TestIntervalBeyondTheTransactionTimeoutIsRefused(t *testing.T) {
 		t.Fatalf("59999 ms refused: %v", ce)
 	}
 }
+
+// offsets.storage.topic gives a source its own offsets topic; a sink has
+// no such key (Connect ignores it there).
+func TestParseRuntimeReadsTheOffsetsTopic(t *testing.T) {
+	cfg := map[string]string{OffsetsStorageTopic: " my-offsets "}
+	r, err := ParseRuntime(Worker{}, connectors.Source, cfg)
+	if err != nil || r.OffsetsTopic != "my-offsets" {
+		t.Fatalf("%q, %v", r.OffsetsTopic, err)
+	}
+	if ce := Validate(Worker{}, connectors.Source, cfg); ce != nil {
+		t.Fatalf("refused: %v", ce)
+	}
+	cfg[OffsetsStorageTopic] = ""
+	if errs := ConfigDef(connectors.Source).Validate(cfg); !hasErrors(errs, OffsetsStorageTopic) {
+		t.Fatal("an empty offsets.storage.topic accepted")
+	}
+}
+
+func hasErrors(values []connectors.ConfigValue, key string) bool {
+	for _, v := range values {
+		if v.Name == key && len(v.Errors) > 0 {
+			return true
+		}
+	}
+	return false
+}

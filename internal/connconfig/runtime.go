@@ -55,6 +55,9 @@ type Runtime struct {
 	// ExactlyOnce is how a source's tasks deliver: in transactions when
 	// the worker's exactly.once.source.support is enabled.
 	ExactlyOnce ExactlyOnce
+	// OffsetsTopic is a source's offsets.storage.topic: its own offsets
+	// topic; "" for the worker's.
+	OffsetsTopic string
 }
 
 // DLQ is the errors.deadletterqueue.* keys of a sink.
@@ -84,7 +87,7 @@ var runtimeKeys = []string{
 	TasksMax, KeyConverter, ValueConverter,
 	ErrorsRetryTimeout, ErrorsRetryDelayMaxMs, ErrorsTolerance, ErrorsLogEnable, ErrorsLogIncludeMessages,
 	Topics, TopicsRegex, DLQTopicName, DLQTopicReplicationFactor, DLQContextHeadersEnable,
-	TransactionBoundary, TransactionBoundaryIntervalMs,
+	TransactionBoundary, TransactionBoundaryIntervalMs, OffsetsStorageTopic,
 }
 
 // runtimeDef is ConfigDef(t) cut down to runtimeKeys.
@@ -151,6 +154,7 @@ func ParseRuntime(w Worker, t connectors.Type, config map[string]string) (Runtim
 		if c.IsSet(TransactionBoundaryIntervalMs) {
 			r.ExactlyOnce.Interval = c.Millis(TransactionBoundaryIntervalMs)
 		}
+		r.OffsetsTopic = strings.TrimSpace(c.String(OffsetsStorageTopic))
 	}
 	if t == connectors.Sink {
 		r.Topics = c.List(Topics)

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-io/sluice/internal/control"
 	"github.com/sluice-io/sluice/internal/control/controltest"
 	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/offsets"
 	"github.com/sluice-io/sluice/internal/storetest"
 )
 
@@ -158,5 +159,42 @@ func TestOffsetsChangesFenceTheLastGeneration(t *testing.T) {
 	}
 	if got, want := strings.Join(f.rounds, " "), name+":2 "+name+":2"; got != want {
 		t.Fatalf("fencing rounds %q, want %q", got, want)
+	}
+}
+
+// The offsets API of a source with its own offsets topic reads and writes
+// that topic (over the worker's).
+func TestOffsetsOfASourceWithItsOwnOffsetsTopic(t *testing.T) {
+	k := storetest.Start(t, "ownoffsapi")
+	stores := offsets.NewTopicStores(k.Opts, func(ctx context.Context, topic string) error {
+		resp, err := k.Admin.CreateTopic(ctx, 1, -1, nil, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		return err
+	}, k.Log)
+	t.Cleanup(stores.Close)
+	c := controltest.OffsetsController(t, k.Configs, k.Statuses, k.Offsets, k.Admin, func(o *control.Options) {
+		o.Offsets = offsets.NewConnectorOffsets(k.Offsets, stores, k.Admin)
+	})
+	name, own := kafkatest.Unique("src"), kafkatest.Unique("src-offsets")
+	if _, err := c.Create(ctx(t), name, controltest.SourceConfig("offsets.storage.topic", own), control.InitialStopped); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AlterOffsets(ctx(t), name, []control.ConnectorOffset{
+		{Partition: map[string]any{"filename": "/a"}, Offset: map[string]any{"position": json.Number("3")}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	store, err := stores.Open(ctx(t), own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := store.Offset(name, map[string]any{"filename": "/a"}); off["position"] != int64(3) {
+		t.Fatalf("the connector's topic holds %v", off)
+	}
+	got, err := c.Offsets(ctx(t), name)
+	if err != nil || len(got.Offsets) != 1 || got.Offsets[0].Offset["position"] != int64(3) {
+		t.Fatalf("offsets %+v, %v", got, err)
 	}
 }

@@ -88,6 +88,9 @@ func (s *SourceStore) Start(ctx context.Context) error {
 	return nil
 }
 
+// Topic is the offsets topic the store reads and writes.
+func (s *SourceStore) Topic() string { return s.t.Topic() }
+
 // Close stops tailing and closes the client.
 func (s *SourceStore) Close() { s.t.Close() }
 

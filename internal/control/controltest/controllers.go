@@ -91,7 +91,7 @@ func OffsetsController(t testing.TB, configs *state.ConfigLog, statuses *state.S
 	t.Helper()
 	o := control.Options{
 		Configs: configs, Statuses: statuses, Plugins: Registry(),
-		Offsets:      offsets.NewConnectorOffsets(store, adm),
+		Offsets:      offsets.NewConnectorOffsets(store, nil, adm),
 		WriteTimeout: 15 * time.Second,
 	}
 	for _, f := range with {
