@@ -87,7 +87,7 @@ type Config struct {
 	// ssl.*) for every Kafka client, the REST API's (https listeners,
 	// basic authentication, CORS) and config providers
 	// (${provider:path:key}). Keys Sluice cannot honour (GSSAPI,
-	// exactly.once.source.support=enabled, ...) make NewWorker fail,
+	// scheduled.rebalance.max.delay.ms other than 0, ...) make NewWorker fail,
 	// naming each; keys without
 	// effect and unknown keys are logged once. The README's table of
 	// worker keys lists them.

@@ -48,22 +48,27 @@ const benchFlushInterval = 100 * time.Millisecond
 func newEnv(tb testing.TB) *env { return newEnvWith(tb, nil) }
 
 // newEnvWith is newEnv whose runtime records into reg (nil: metrics off,
-// as newEnv and the worker's --metrics=false).
-func newEnvWith(tb testing.TB, reg *metrics.Registry) *env {
+// as newEnv and the worker's --metrics=false); each of with may change the
+// runtime's options before it starts.
+func newEnvWith(tb testing.TB, reg *metrics.Registry, with ...func(*actors.Options)) *env {
 	tb.Helper()
 	k := storetest.Start(tb, "bench", actors.ProducerOpts()...)
 	e := &env{tb: tb, k: k, broker: k.Broker, kopts: k.Opts, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
 	log, producer := k.Log, k.Producer
-	var err error
-	e.rt, err = actors.NewRuntime(actors.Options{
+	opts := actors.Options{
 		WorkerID: "bench", Registry: builtin.Registry(),
 		Offsets: e.offsets, Status: e.statuses, TaskConfigs: e.configs,
 		KafkaOpts: e.kopts, Producer: producer, Admin: e.adm,
 		OffsetFlushInterval: benchFlushInterval,
 		Log:                 log,
 		Metrics:             reg,
-	})
+	}
+	for _, f := range with {
+		f(&opts)
+	}
+	var err error
+	e.rt, err = actors.NewRuntime(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

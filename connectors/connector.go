@@ -128,6 +128,10 @@ type SourceTaskContext interface {
 	// connector and task fields, as Connect's connector.context prefixes
 	// them.
 	Logger() *zerolog.Logger
+	// TransactionContext is how the task defines its transactions; nil
+	// unless the worker runs it exactly once with
+	// transaction.boundary=connector, as in Connect.
+	TransactionContext() TransactionContext
 }
 
 // SinkTask copies data from Kafka into an external system.

@@ -168,7 +168,7 @@ security.protocol=SASL_PLAINTEXT
 sasl.mechanism=GSSAPI
 sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";
 producer.batch.size=65536
-exactly.once.source.support=enabled
+exactly.once.source.support=sometimes
 scheduled.rebalance.max.delay.ms=300000
 plugin.path=/usr/share/java
 `)
@@ -177,7 +177,7 @@ plugin.path=/usr/share/java
 		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
 	for _, k := range []string{"sasl.mechanism: GSSAPI", "producer.batch.size",
-		"exactly.once.source.support=enabled", "scheduled.rebalance.max.delay.ms=300000"} {
+		"exactly.once.source.support: invalid value \"sometimes\"", "scheduled.rebalance.max.delay.ms=300000"} {
 		if !strings.Contains(stderr, k) {
 			t.Errorf("the refusal does not name %s:\n%s", k, stderr)
 		}

@@ -111,6 +111,10 @@ func (c *SourceContext) ConnectorName() string   { return c.name }
 func (c *SourceContext) TaskID() int             { return c.id }
 func (c *SourceContext) Logger() *zerolog.Logger { return c.log }
 
+// TransactionContext is nil: the conformance harness runs tasks at least
+// once, as a worker without exactly-once support does.
+func (c *SourceContext) TransactionContext() connectors.TransactionContext { return nil }
+
 func partitionKey(partition map[string]any) (string, error) {
 	// encoding/json sorts map keys: equal partitions give equal keys.
 	b, err := json.Marshal(partition)

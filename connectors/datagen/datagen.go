@@ -29,6 +29,9 @@ const (
 	RecordsPerSecondKey = "records.per.second"
 	ValueSizeKey        = "value.size"
 	BatchSizeKey        = "batch.size"
+	// TransactionSizeKey is how many records make one transaction when
+	// the connector defines the boundaries (transaction.boundary=connector).
+	TransactionSizeKey = "transaction.size"
 	// TaskIDKey is set by the connector in each task config.
 	TaskIDKey = "task.id"
 
@@ -86,8 +89,23 @@ func ConfigDef() *connectors.ConfigDef {
 			Name: BatchSizeKey, Type: connectors.TypeInt, Default: "1000", Importance: connectors.Low,
 			Doc:      "The maximum number of records one poll returns",
 			Validate: connectors.AtLeast(1),
+		}).
+		Define(connectors.ConfigKey{
+			Name: TransactionSizeKey, Type: connectors.TypeInt, Default: "100", Importance: connectors.Low,
+			Doc: "Records per transaction when the worker runs the connector exactly once with " +
+				"transaction.boundary=connector: each task commits after every this many records",
+			Validate: connectors.AtLeast(1),
 		})
 }
+
+// ExactlyOnceSupport is true: a task resumes right after the seq of its
+// last committed offset, so records and offsets committed together are
+// neither lost nor repeated.
+func (c *Connector) ExactlyOnceSupport(map[string]string) bool { return true }
+
+// CanDefineTransactionBoundaries is true: with transaction.boundary=connector
+// each task commits every transaction.size records.
+func (c *Connector) CanDefineTransactionBoundaries(map[string]string) bool { return true }
 
 // Connector is DatagenConnector.
 type Connector struct {
@@ -141,6 +159,11 @@ type Task struct {
 	padVal    any
 	partition map[string]any
 
+	// txn is where the task ends its transactions when it defines them
+	// (nil otherwise); txnSize records make one.
+	txn     connectors.TransactionContext
+	txnSize int64
+
 	rate   float64 // records per second; 0 for no limit
 	burst  float64
 	tokens float64
@@ -167,6 +190,8 @@ func (t *Task) Open(_ context.Context, tc connectors.SourceTaskContext, config m
 	t.topic = cfg.String(TopicKey)
 	t.batchSize = cfg.Int(BatchSizeKey)
 	t.max = cfg.Long(MaxRecordsKey)
+	t.txn = tc.TransactionContext()
+	t.txnSize = int64(cfg.Int(TransactionSizeKey))
 	t.rate = cfg.Double(RecordsPerSecondKey)
 	// A tenth of a second of records at most in one burst keeps the output
 	// smooth; at least one so that slow rates still emit.
@@ -295,6 +320,11 @@ func (t *Task) generate(n int) []*connectors.SourceRecord {
 			Value:       &vals[i],
 		}
 		out[i] = &recs[i]
+		if t.txn != nil && (t.next%t.txnSize == 0 || t.next == t.max) {
+			// A transaction ends after every transaction.size-th
+			// record, and after the last one.
+			t.txn.CommitTransactionAfter(out[i])
+		}
 	}
 	return out
 }

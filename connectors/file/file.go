@@ -103,6 +103,14 @@ func (c *SourceConnector) Start(_ context.Context, _ connectors.ConnectorContext
 	return nil
 }
 
+// ExactlyOnceSupport is true when the connector reads a file, as Connect's
+// FileStreamSourceConnector says: a task resumes at the byte position of
+// its last committed offset, so a file that is only appended to is read
+// exactly once. Standard input (no file) cannot be read again.
+func (c *SourceConnector) ExactlyOnceSupport(config map[string]string) bool {
+	return strings.TrimSpace(config[FileKey]) != ""
+}
+
 // TaskConfigs returns one config whatever maxTasks is: a file has a single
 // reader position, so a second task could only duplicate lines.
 func (c *SourceConnector) TaskConfigs(_ context.Context, maxTasks int) ([]map[string]string, error) {

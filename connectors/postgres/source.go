@@ -412,6 +412,17 @@ var (
 
 func (c *JdbcSourceConnector) Config() *connectors.ConfigDef { return SourceConfigDef() }
 
+// ExactlyOnceSupport is true in the modes whose offsets name a row exactly
+// (incrementing and timestamp+incrementing): a task resumes with the rows
+// after the last committed one, so rows committed with their offsets are
+// neither lost nor read again. Bulk copies every table again at each poll,
+// and timestamp alone cannot tell apart rows of the same timestamp that a
+// transaction boundary split.
+func (c *JdbcSourceConnector) ExactlyOnceSupport(config map[string]string) bool {
+	mode := strings.TrimSpace(config[SourceModeKey])
+	return mode == ModeIncrementing || mode == ModeTimestampIncrementing
+}
+
 func (c *JdbcSourceConnector) NewTask() connectors.SourceTask { return &SourceTask{} }
 
 func (c *JdbcSourceConnector) Start(ctx context.Context, cc connectors.ConnectorContext, config map[string]string) error {

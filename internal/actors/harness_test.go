@@ -126,8 +126,15 @@ func (e *env) waitTaskState(name string, task int, want state.State) {
 // readTopic reads every record of topic from the start.
 func (e *env) readTopic(topic string, want int) []*kgo.Record {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))...)
+	return e.readRecords(topic, want, 0)
+}
+
+// readRecords reads topic from the start until it has want records (or 20
+// s passed), then for settle more; opts are the consumer's.
+func (e *env) readRecords(topic string, want int, settle time.Duration, opts ...kgo.Opt) []*kgo.Record {
+	e.t.Helper()
+	cl, err := kgo.NewClient(append(append(append([]kgo.Opt{}, e.kopts...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond)), opts...)...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -139,6 +146,11 @@ func (e *env) readTopic(topic string, want int) []*kgo.Record {
 		fs := cl.PollFetches(ctx)
 		cancel()
 		out = append(out, fs.Records()...)
+	}
+	if settle > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), settle)
+		defer cancel()
+		out = append(out, cl.PollFetches(ctx).Records()...)
 	}
 	return out
 }

@@ -27,6 +27,13 @@ type taskRun struct {
 	opened func()
 	// rec records the task's metrics; nil with metrics off.
 	rec *metrics.Task
+	// offsets is where a source task's offsets are read and written: the
+	// worker's store, or with offsets.storage.topic the connector's own
+	// topic over it (offsets.Layered).
+	offsets OffsetStore
+	// txnContext is what TransactionContext gives a source task that
+	// defines its transactions; nil otherwise.
+	txnContext connectors.TransactionContext
 }
 
 // codec is what a task's records go through between the task and Kafka:
@@ -78,7 +85,7 @@ func (r *taskRun) run(ctx context.Context) error {
 	switch conn := st.plugin.New().(type) {
 	case connectors.SourceConnector:
 		defer r.record(metrics.KindSource)()
-		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
+		return (&sourcePipeline{taskRun: r, task: conn.NewTask(), conn: conn, connConfig: st.config, codec: c, keys: keys}).run(ctx)
 	case connectors.SinkConnector:
 		defer r.record(metrics.KindSink)()
 		return (&sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}).run(ctx)
@@ -111,8 +118,10 @@ func (t taskContext) ConnectorName() string   { return t.r.id.Connector }
 func (t taskContext) TaskID() int             { return t.r.id.Task }
 func (t taskContext) Logger() *zerolog.Logger { return &t.r.log }
 
+func (t taskContext) TransactionContext() connectors.TransactionContext { return t.r.txnContext }
+
 func (t taskContext) Offset(partition map[string]any) (map[string]any, error) {
-	return t.r.rt.opts.Offsets.Offset(t.r.id.Connector, partition)
+	return t.r.offsets.Offset(t.r.id.Connector, partition)
 }
 
 // waitResumed blocks while the task is paused; it returns false when ctx ended.

@@ -29,6 +29,12 @@ type OffsetStore interface {
 	Write(ctx context.Context, connector string, entries []offsets.PartitionOffset) error
 }
 
+// OffsetTopics opens the store of a connector-specific offsets topic
+// (*offsets.TopicStores).
+type OffsetTopics interface {
+	Open(ctx context.Context, topic string) (*offsets.SourceStore, error)
+}
+
 // StatusReporter records connector and task status. Calls must not block:
 // actors make them from Receive.
 type StatusReporter interface {
@@ -46,13 +52,19 @@ type TaskConfigWriter interface {
 // Options are the worker-wide settings and services the actors use.
 type Options struct {
 	WorkerID string
+	// GroupID is the worker's group.id, which prefixes the transactional
+	// ids of exactly-once source tasks (TransactionalID).
+	GroupID  string
 	Registry *connectors.Registry
 	// WorkerProps are the worker's own config keys: converter defaults
 	// (key.converter, value.converter.schemas.enable, ...).
 	WorkerProps map[string]string
 	Offsets     OffsetStore
-	Status      StatusReporter
-	TaskConfigs TaskConfigWriter
+	// OffsetTopics opens the stores of connector-specific offsets topics
+	// (offsets.storage.topic); nil when the worker has none to offer.
+	OffsetTopics OffsetTopics
+	Status       StatusReporter
+	TaskConfigs  TaskConfigWriter
 	// Topics records the topics tasks produce to or consume from
 	// (topics.go); nil records nothing.
 	Topics TopicRecorder

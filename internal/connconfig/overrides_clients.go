@@ -58,7 +58,8 @@ var producerRefused = map[string]string{
 		"a batch.size below a record's size would make that record fail, where Kafka's Java producer sends it in a " +
 		"batch of its own. franz-go's batches grow up to max.request.size while earlier requests are in flight; " +
 		"linger.ms makes them wait to fill",
-	"transactional.id": "exactly-once source delivery is not supported by this version",
+	"transactional.id": "the runtime names each exactly-once source task's transactional producer itself " +
+		"(<group.id>-<connector>-<task>, as Kafka Connect does), so that the next generation of the task can fence it",
 }
 
 var consumerRefused = map[string]string{

@@ -52,6 +52,12 @@ type Runtime struct {
 	// Overrides are the connector's client overrides (producer.override.*
 	// and the others), for the clients a connector of its type has.
 	Overrides Overrides
+	// ExactlyOnce is how a source's tasks deliver: in transactions when
+	// the worker's exactly.once.source.support is enabled.
+	ExactlyOnce ExactlyOnce
+	// OffsetsTopic is a source's offsets.storage.topic: its own offsets
+	// topic; "" for the worker's.
+	OffsetsTopic string
 }
 
 // DLQ is the errors.deadletterqueue.* keys of a sink.
@@ -81,6 +87,7 @@ var runtimeKeys = []string{
 	TasksMax, KeyConverter, ValueConverter,
 	ErrorsRetryTimeout, ErrorsRetryDelayMaxMs, ErrorsTolerance, ErrorsLogEnable, ErrorsLogIncludeMessages,
 	Topics, TopicsRegex, DLQTopicName, DLQTopicReplicationFactor, DLQContextHeadersEnable,
+	TransactionBoundary, TransactionBoundaryIntervalMs, OffsetsStorageTopic,
 }
 
 // runtimeDef is ConfigDef(t) cut down to runtimeKeys.
@@ -138,6 +145,16 @@ func ParseRuntime(w Worker, t connectors.Type, config map[string]string) (Runtim
 		LogMessages:    c.Bool(ErrorsLogIncludeMessages),
 		Overrides:      overrides,
 		TopicCreation:  topicCreation,
+	}
+	if t == connectors.Source {
+		r.ExactlyOnce = ExactlyOnce{
+			Enabled:  w.ExactlyOnceEnabled(),
+			Boundary: strings.ToLower(strings.TrimSpace(c.String(TransactionBoundary))),
+		}
+		if c.IsSet(TransactionBoundaryIntervalMs) {
+			r.ExactlyOnce.Interval = c.Millis(TransactionBoundaryIntervalMs)
+		}
+		r.OffsetsTopic = strings.TrimSpace(c.String(OffsetsStorageTopic))
 	}
 	if t == connectors.Sink {
 		r.Topics = c.List(Topics)

@@ -19,8 +19,9 @@ func TestParseRuntimeDefaults(t *testing.T) {
 		config map[string]string
 		want   func(r *Runtime)
 	}{
-		// Without topic.creation.* keys a source creates no topics.
-		{connectors.Source, map[string]string{}, func(*Runtime) {}},
+		// Without topic.creation.* keys a source creates no topics; its
+		// transactions, on an enabled worker, end at each poll.
+		{connectors.Source, map[string]string{}, func(r *Runtime) { r.ExactlyOnce.Boundary = BoundaryPoll }},
 		{connectors.Sink, map[string]string{Topics: "in"}, func(r *Runtime) {
 			r.Topics = []string{"in"}
 			// Unset, the DLQ takes the broker's replication factor.

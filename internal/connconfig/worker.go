@@ -21,7 +21,26 @@ const (
 	// whether source connectors with topic.creation.* keys create the
 	// topics they write to (KIP-158).
 	WorkerTopicCreationEnable = "topic.creation.enable"
+	// WorkerExactlyOnceSourceSupport is Kafka Connect's
+	// exactly.once.source.support (KIP-618): disabled, preparing (fence
+	// zombies without transactions, the rolling upgrade's middle step) or
+	// enabled.
+	WorkerExactlyOnceSourceSupport = "exactly.once.source.support"
 )
+
+// ExactlyOnceMode is a value of exactly.once.source.support.
+type ExactlyOnceMode string
+
+// The values of exactly.once.source.support; "" means Disabled.
+const (
+	ExactlyOnceDisabled  ExactlyOnceMode = "disabled"
+	ExactlyOncePreparing ExactlyOnceMode = "preparing"
+	ExactlyOnceEnabled   ExactlyOnceMode = "enabled"
+)
+
+// Fences reports whether the leader fences a source connector's previous
+// generation of tasks before the next starts (preparing and enabled).
+func (m ExactlyOnceMode) Fences() bool { return m == ExactlyOncePreparing || m == ExactlyOnceEnabled }
 
 // OverridePolicy is a value of connector.client.config.override.policy.
 type OverridePolicy string
@@ -56,7 +75,12 @@ type Worker struct {
 	// (kafkasec.ClientProps): a connector's security overrides apply over
 	// them. No keys means PLAINTEXT.
 	ClientSecurity map[string]map[string]string
+	// ExactlyOnce is exactly.once.source.support; "" is disabled.
+	ExactlyOnce ExactlyOnceMode
 }
+
+// ExactlyOnceEnabled reports whether source tasks run in transactions.
+func (w Worker) ExactlyOnceEnabled() bool { return w.ExactlyOnce == ExactlyOnceEnabled }
 
 // policy is the effective override policy.
 func (w Worker) policy() OverridePolicy {
@@ -66,7 +90,7 @@ func (w Worker) policy() OverridePolicy {
 	return w.OverridePolicy
 }
 
-// ParseWorker reads the two worker keys from a worker's properties, as
+// ParseWorker reads the worker keys of Worker from a worker's properties, as
 // Connect does: the policy by alias or class name, topic.creation.enable
 // as a boolean in any case. Absent keys take Connect's defaults. The error
 // names every bad key.
@@ -89,7 +113,21 @@ func ParseWorker(props map[string]string) (Worker, error) {
 			errs = append(errs, fmt.Errorf("%s: invalid value %q: expected true or false", WorkerTopicCreationEnable, v))
 		}
 	}
+	if v, ok := props[WorkerExactlyOnceSourceSupport]; ok {
+		// Connect compares the value without case.
+		switch m := ExactlyOnceMode(strings.ToLower(strings.TrimSpace(v))); m {
+		case ExactlyOnceDisabled, ExactlyOncePreparing, ExactlyOnceEnabled:
+			w.ExactlyOnce = m
+		default:
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: expected disabled, preparing or enabled", WorkerExactlyOnceSourceSupport, v))
+		}
+	}
 	clients := &connectors.ConfigError{}
+	if w.ExactlyOnceEnabled() {
+		// The worker's producer.* keys apply to the source tasks'
+		// transactional producers too.
+		refuseNonIdempotent(props, "producer.", clients)
+	}
 	w.Clients.Producer = parseProducer("producer.", workerClientKeys(props, "producer."), clients)
 	w.Clients.Consumer = parseConsumer("consumer.", workerClientKeys(props, "consumer."), clients)
 	w.Clients.Admin = parseAdmin("admin.", workerClientKeys(props, "admin."), clients)

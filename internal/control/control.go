@@ -82,6 +82,11 @@ type Options struct {
 	// connector.client.config.override.policy and topic.creation.enable.
 	// The zero value is Kafka Connect's defaults.
 	Worker connconfig.Worker
+	// FenceSources fences the transactional producers of the first tasks
+	// tasks of source connector name (exactly-once sources: the leader
+	// does it before a new generation of task configs is written, with
+	// Worker.ExactlyOnce preparing or enabled). Required then.
+	FenceSources func(ctx context.Context, name string, tasks int) error
 	// CheckConverters validates the converter keys of a connector config; nil
 	// skips that check.
 	CheckConverters func(config map[string]string) *connectors.ConfigError
@@ -142,6 +147,9 @@ type Controller struct {
 func New(o Options) (*Controller, error) {
 	if o.Configs == nil || o.Statuses == nil || o.Plugins == nil {
 		return nil, errors.New("control: Configs, Statuses and Plugins are required")
+	}
+	if o.Worker.ExactlyOnce.Fences() && o.FenceSources == nil {
+		return nil, errors.New("control: FenceSources is required with exactly.once.source.support " + string(o.Worker.ExactlyOnce))
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 30 * time.Second

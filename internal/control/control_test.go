@@ -148,7 +148,7 @@ func TestCreateRefusals(t *testing.T) {
 		{name: "keys not honoured", conn: "x",
 			config: controltest.SourceConfig("producer.override.batch.size", "65536",
 				"topic.creation.groups", "compacted", "topic.creation.default.cleanup.policy", "compact",
-				"exactly.once.support", "required", "transaction.boundary", "interval", "offsets.storage.topic", "my-offsets",
+				"exactly.once.support", "required", "transaction.boundary", "interval", "offsets.storage.topic", " ",
 				"predicates", "p", "predicates.p.type", "x"),
 			code: 400,
 			keys: []string{"producer.override.batch.size", "topic.creation.compacted.include",

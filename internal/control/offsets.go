@@ -28,9 +28,11 @@ import (
 // still has members; offsets.ErrUnknownPartition, that an offset was given
 // for a topic partition that does not exist.
 type OffsetsBackend interface {
-	SourceOffsets(ctx context.Context, connector string) ([]offsets.PartitionOffset, error)
-	AlterSourceOffsets(ctx context.Context, connector string, offs []offsets.PartitionOffset) error
-	ResetSourceOffsets(ctx context.Context, connector string) error
+	// ownTopic is the source connector's offsets.storage.topic, "" for
+	// none.
+	SourceOffsets(ctx context.Context, connector, ownTopic string) ([]offsets.PartitionOffset, error)
+	AlterSourceOffsets(ctx context.Context, connector, ownTopic string, offs []offsets.PartitionOffset) error
+	ResetSourceOffsets(ctx context.Context, connector, ownTopic string) error
 	SinkOffsets(ctx context.Context, connector string) ([]offsets.SinkOffset, error)
 	AlterSinkOffsets(ctx context.Context, connector string, offs []offsets.SinkOffset) error
 	ResetSinkOffsets(ctx context.Context, connector string) error
@@ -160,7 +162,11 @@ func (c *Controller) Offsets(ctx context.Context, name string) (ConnectorOffsets
 		}
 		return out, nil
 	}
-	offs, err := b.SourceOffsets(rctx, name)
+	own, err := c.ownOffsetsTopic(conn)
+	if err != nil {
+		return ConnectorOffsets{}, err
+	}
+	offs, err := b.SourceOffsets(rctx, name, own)
 	if err != nil {
 		return ConnectorOffsets{}, offsetsFailure("retrieve offsets for source connector "+name, err)
 	}
@@ -209,7 +215,14 @@ func (c *Controller) AlterOffsets(ctx context.Context, name string, offs []Conne
 	if err != nil {
 		return Message{}, err
 	}
-	if err := b.AlterSourceOffsets(wctx, name, parsed); err != nil {
+	if err := c.fenceZombies(wctx, conn); err != nil {
+		return Message{}, err
+	}
+	own, err := c.ownOffsetsTopic(conn)
+	if err != nil {
+		return Message{}, err
+	}
+	if err := b.AlterSourceOffsets(wctx, name, own, parsed); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
 	return Message{Message: msg}, nil
@@ -281,7 +294,14 @@ func (c *Controller) ResetOffsets(ctx context.Context, name string) (Message, er
 		}
 		return Message{Message: msg}, nil
 	}
-	if err := b.ResetSourceOffsets(wctx, name); err != nil {
+	if err := c.fenceZombies(wctx, conn); err != nil {
+		return Message{}, err
+	}
+	own, err := c.ownOffsetsTopic(conn)
+	if err != nil {
+		return Message{}, err
+	}
+	if err := b.ResetSourceOffsets(wctx, name, own); err != nil {
 		return Message{}, offsetsFailure("modify offsets for source connector "+name, err)
 	}
 	return Message{Message: msg}, nil
@@ -299,6 +319,34 @@ func sinkFailure(verb, name string, err error) error {
 		what = "reset consumer group offsets for sink connector " + name
 	}
 	return offsetsFailure(what, err)
+}
+
+// ownOffsetsTopic is a source connector's offsets.storage.topic, its
+// placeholders resolved as the runtime resolves them; "" for none.
+func (c *Controller) ownOffsetsTopic(conn *state.Connector) (string, error) {
+	raw, ok := conn.Config[connconfig.OffsetsStorageTopic]
+	if !ok {
+		return "", nil
+	}
+	resolved, err := c.o.Providers.Transform(map[string]string{connconfig.OffsetsStorageTopic: raw})
+	if err != nil {
+		return "", errorf(http.StatusInternalServerError, "Failed to resolve %s of connector %s: %v", connconfig.OffsetsStorageTopic, conn.Name, err)
+	}
+	return strings.TrimSpace(resolved[connconfig.OffsetsStorageTopic]), nil
+}
+
+// fenceZombies fences the producers of a stopped source connector's last
+// generation of tasks before its offsets change, on a worker that fences
+// (exactly-once sources), as Connect does: a task still alive on a frozen
+// worker could otherwise commit its own offsets over the new ones.
+func (c *Controller) fenceZombies(ctx context.Context, conn *state.Connector) error {
+	if !c.fencesTasksOf(conn) || conn.TaskCount == 0 {
+		return nil
+	}
+	if err := c.o.FenceSources(ctx, conn.Name, conn.TaskCount); err != nil {
+		return storeError("fencing the tasks of connector "+conn.Name+" before modifying its offsets", err)
+	}
+	return nil
 }
 
 // configReader is a config store that can catch up with the config topic

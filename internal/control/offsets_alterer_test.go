@@ -45,7 +45,7 @@ func TestConnectorChecksTheOffsetsItIsGiven(t *testing.T) {
 		New: func() connectors.Connector { return checkingSource{seen: &seen} }})
 	e := storetest.Start(t, "ctlalter")
 	c, err := control.New(control.Options{Configs: e.Configs, Statuses: e.Statuses, Plugins: reg,
-		Offsets: offsets.NewConnectorOffsets(e.Offsets, e.Admin), WriteTimeout: 15 * time.Second})
+		Offsets: offsets.NewConnectorOffsets(e.Offsets, nil, e.Admin), WriteTimeout: 15 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -344,7 +344,7 @@ func TestOffsetsWaitForReadiness(t *testing.T) {
 	e := storetest.Start(t, "ctlready")
 	c, err := control.New(control.Options{
 		Configs: e.Configs, Statuses: e.Statuses, Plugins: controltest.Registry(),
-		Offsets: offsets.NewConnectorOffsets(e.Offsets, e.Admin),
+		Offsets: offsets.NewConnectorOffsets(e.Offsets, nil, e.Admin),
 		Ready:   func() bool { return false },
 	})
 	if err != nil {

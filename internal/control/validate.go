@@ -93,6 +93,17 @@ func (c *Controller) evaluate(config map[string]string) *evaluation {
 	}
 	ev.addAll(connconfig.Validate(c.o.Worker, t, config))
 	ev.addAll(c.checkTransforms(config))
+	if t == connectors.Source && inst != nil {
+		// Connect's preflight checks of exactly.once.support and
+		// transaction.boundary, which ask the connector.
+		var ce *connectors.ConfigError
+		if err := safely(ev.plugin.Class, "checking its exactly-once support", func() {
+			ce = connconfig.ValidateExactlyOnce(c.o.Worker, inst, config)
+		}); err != nil {
+			ev.add(connconfig.ConnectorClass, err.Error())
+		}
+		ev.addAll(ce)
+	}
 	if v, ok := inst.(connectors.ConfigValidator); ok {
 		var errs map[string][]string
 		if err := safely(ev.plugin.Class, "validating a config", func() { errs = v.ValidateConfig(config) }); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/state"
 )
 
@@ -95,7 +96,9 @@ func (c *Controller) create(ctx context.Context, name string, cfg map[string]str
 	info := ConnectorInfo{Name: name, Config: cfg, Tasks: []connectors.TaskID{}, Type: string(ev.plugin.Type)}
 	if target == state.TargetStarted {
 		if tasks := c.split(ctx, ev.plugin, cfg); tasks != nil {
-			b.TaskConfigs(name, tasks)
+			if err := c.addTaskConfigs(ctx, b, &state.Connector{Name: name, Config: cfg}, tasks); err != nil {
+				return ConnectorInfo{}, err
+			}
 			info.Tasks = taskIDs(name, len(tasks))
 		}
 	}
@@ -114,7 +117,9 @@ func (c *Controller) reconfigure(ctx context.Context, conn *state.Connector, cfg
 	info.Config, info.Type = cfg, string(ev.plugin.Type)
 	if conn.TargetState == state.TargetStarted {
 		if tasks := c.split(ctx, ev.plugin, cfg); tasks != nil {
-			b.TaskConfigs(name, tasks)
+			if err := c.addTaskConfigs(ctx, b, conn, tasks); err != nil {
+				return ConnectorInfo{}, err
+			}
 			info.Tasks = taskIDs(name, len(tasks))
 		}
 	}
@@ -166,11 +171,46 @@ func (c *Controller) PutTaskConfigs(ctx context.Context, name string, tasks []ma
 		if sameTaskConfigs(conn.Tasks, tasks) {
 			return nil
 		}
-		if err := c.o.Configs.Write(ctx, new(state.Batch).TaskConfigs(name, tasks)); err != nil {
+		b := new(state.Batch)
+		if err := c.addTaskConfigs(ctx, b, conn, tasks); err != nil {
+			return err
+		}
+		if err := c.o.Configs.Write(ctx, b); err != nil {
 			return storeError("writing the task configs of connector "+name, err)
 		}
 		return nil
 	})
+}
+
+// addTaskConfigs adds a new generation of task configs of conn to b. On a
+// worker that fences (exactly.once.source.support preparing or enabled), a
+// source connector's earlier tasks are fenced first (invariant 10: no
+// producer of an earlier generation commits once the task configs that
+// start the next one exist), and the task-count record goes with them. A
+// stop's empty task configs are no generation and do not come here: the
+// task-count record keeps the last one's count for the next to fence.
+func (c *Controller) addTaskConfigs(ctx context.Context, b *state.Batch, conn *state.Connector, tasks []map[string]string) error {
+	if c.fencesTasksOf(conn) {
+		if earlier := max(len(conn.Tasks), conn.TaskCount); earlier > 0 {
+			if err := c.o.FenceSources(ctx, conn.Name, earlier); err != nil {
+				return storeError("fencing the earlier tasks of connector "+conn.Name, err)
+			}
+		}
+		b.TaskCount(conn.Name, len(tasks))
+	}
+	b.TaskConfigs(conn.Name, tasks)
+	return nil
+}
+
+// fencesTasksOf reports whether the leader fences the earlier tasks of
+// conn before writing new task configs: the worker fences (preparing or
+// enabled) and conn is a source connector.
+func (c *Controller) fencesTasksOf(conn *state.Connector) bool {
+	if !c.o.Worker.ExactlyOnce.Fences() {
+		return false
+	}
+	p, err := c.o.Plugins.Lookup(conn.Config[connconfig.ConnectorClass])
+	return err == nil && p.Type == connectors.Source
 }
 
 func sameTaskConfigs(a, b []map[string]string) bool {

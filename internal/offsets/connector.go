@@ -45,50 +45,90 @@ var (
 // neither flush source offsets nor consume any more. Checking that is the
 // caller's job.
 type ConnectorOffsets struct {
-	src *SourceStore
-	adm *kadm.Client
+	src    *SourceStore
+	topics *TopicStores // nil: no connector has its own offsets topic
+	adm    *kadm.Client
 }
 
 // NewConnectorOffsets returns the offsets operations over the worker's
-// source offset store and admin client.
-func NewConnectorOffsets(src *SourceStore, adm *kadm.Client) *ConnectorOffsets {
-	return &ConnectorOffsets{src: src, adm: adm}
+// source offset store, the stores of connector-specific offsets topics
+// (nil when there are none) and the admin client.
+func NewConnectorOffsets(src *SourceStore, topics *TopicStores, adm *kadm.Client) *ConnectorOffsets {
+	return &ConnectorOffsets{src: src, topics: topics, adm: adm}
+}
+
+// sourceView is a source connector's offsets: the worker's store, or a
+// Layered one with the connector's own topic.
+type sourceView interface {
+	ReadToEnd(ctx context.Context) error
+	Offsets(connector string) []PartitionOffset
+	Write(ctx context.Context, connector string, entries []PartitionOffset) error
+}
+
+// view returns the offsets of a connector whose offsets.storage.topic is
+// ownTopic ("" for none).
+func (c *ConnectorOffsets) view(ctx context.Context, ownTopic string) (sourceView, error) {
+	if ownTopic == "" || ownTopic == c.src.Topic() {
+		return c.src, nil
+	}
+	if c.topics == nil {
+		return nil, fmt.Errorf("connector-specific offsets topic %q: this worker opens none", ownTopic)
+	}
+	own, err := c.topics.Open(ctx, ownTopic)
+	if err != nil {
+		return nil, err
+	}
+	return Layered{Own: own, Worker: c.src}, nil
 }
 
 // SourceOffsets lists every source partition of connector that has an
-// offset. It first reads the offsets topic to its end, so that it also
-// shows what other workers wrote before the call.
-func (c *ConnectorOffsets) SourceOffsets(ctx context.Context, connector string) ([]PartitionOffset, error) {
-	if err := c.src.ReadToEnd(ctx); err != nil {
+// offset; ownTopic is its offsets.storage.topic ("" for none). It first
+// reads the offsets topics to their ends, so that it also shows what other
+// workers wrote before the call.
+func (c *ConnectorOffsets) SourceOffsets(ctx context.Context, connector, ownTopic string) ([]PartitionOffset, error) {
+	v, err := c.view(ctx, ownTopic)
+	if err != nil {
 		return nil, err
 	}
-	return c.src.Offsets(connector), nil
+	if err := v.ReadToEnd(ctx); err != nil {
+		return nil, err
+	}
+	return v.Offsets(connector), nil
 }
 
 // AlterSourceOffsets writes the given offsets of connector; a nil Offset
 // deletes the partition's offset. It returns once the store has read the
 // writes back, so that SourceOffsets shows them.
-func (c *ConnectorOffsets) AlterSourceOffsets(ctx context.Context, connector string, offs []PartitionOffset) error {
+func (c *ConnectorOffsets) AlterSourceOffsets(ctx context.Context, connector, ownTopic string, offs []PartitionOffset) error {
+	v, err := c.view(ctx, ownTopic)
+	if err != nil {
+		return err
+	}
 	// Read to the end first: Write reuses the exact key bytes of a
 	// partition it already knows (perhaps written by Kafka Connect in
 	// another field order); a key it has not read yet would be written
 	// anew and leave the old record to win again after compaction.
-	if err := c.src.ReadToEnd(ctx); err != nil {
+	if err := v.ReadToEnd(ctx); err != nil {
 		return err
 	}
-	if err := c.src.Write(ctx, connector, offs); err != nil {
+	if err := v.Write(ctx, connector, offs); err != nil {
 		return err
 	}
-	return c.src.ReadToEnd(ctx)
+	return v.ReadToEnd(ctx)
 }
 
 // ResetSourceOffsets deletes every source offset of connector with
-// tombstones. Resetting a connector without offsets does nothing.
-func (c *ConnectorOffsets) ResetSourceOffsets(ctx context.Context, connector string) error {
-	if err := c.src.ReadToEnd(ctx); err != nil {
+// tombstones (in both topics when it has its own). Resetting a connector
+// without offsets does nothing.
+func (c *ConnectorOffsets) ResetSourceOffsets(ctx context.Context, connector, ownTopic string) error {
+	v, err := c.view(ctx, ownTopic)
+	if err != nil {
 		return err
 	}
-	current := c.src.Offsets(connector)
+	if err := v.ReadToEnd(ctx); err != nil {
+		return err
+	}
+	current := v.Offsets(connector)
 	if len(current) == 0 {
 		return nil
 	}
@@ -96,10 +136,10 @@ func (c *ConnectorOffsets) ResetSourceOffsets(ctx context.Context, connector str
 	for i, po := range current {
 		tombstones[i] = PartitionOffset{Partition: po.Partition}
 	}
-	if err := c.src.Write(ctx, connector, tombstones); err != nil {
+	if err := v.Write(ctx, connector, tombstones); err != nil {
 		return err
 	}
-	return c.src.ReadToEnd(ctx)
+	return v.ReadToEnd(ctx)
 }
 
 // sinkOffsets is one attempt of SinkOffsets.

@@ -32,14 +32,14 @@ func must[T any](t *testing.T, v T, err error) T {
 func startOffsets(t *testing.T, prefix string) (*storetest.Env, *offsets.ConnectorOffsets) {
 	t.Helper()
 	e := storetest.Start(t, prefix)
-	return e, offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	return e, offsets.NewConnectorOffsets(e.Offsets, nil, e.Admin)
 }
 
 func i64(v int64) *int64 { return &v }
 
 func sourceOffsets(t *testing.T, co *offsets.ConnectorOffsets, connector string) []offsets.PartitionOffset {
 	t.Helper()
-	got, err := co.SourceOffsets(ctxFor(t), connector)
+	got, err := co.SourceOffsets(ctxFor(t), connector, "")
 	return must(t, got, err)
 }
 
@@ -51,12 +51,12 @@ func TestSourceAlterThenListThenReset(t *testing.T) {
 	if got := sourceOffsets(t, co, conn); len(got) != 0 {
 		t.Fatalf("offsets before any write: %v", got)
 	}
-	if err := co.AlterSourceOffsets(ctx, other, []offsets.PartitionOffset{
+	if err := co.AlterSourceOffsets(ctx, other, "", []offsets.PartitionOffset{
 		{Partition: map[string]any{"filename": "/other"}, Offset: map[string]any{"position": 1}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := co.AlterSourceOffsets(ctx, conn, []offsets.PartitionOffset{
+	if err := co.AlterSourceOffsets(ctx, conn, "", []offsets.PartitionOffset{
 		{Partition: map[string]any{"filename": "/a"}, Offset: map[string]any{"position": 30}},
 		{Partition: map[string]any{"filename": "/b"}, Offset: map[string]any{"position": int64(1) << 60, "eof": true}},
 	}); err != nil {
@@ -71,7 +71,7 @@ func TestSourceAlterThenListThenReset(t *testing.T) {
 	}
 
 	// A null offset deletes that partition only.
-	if err := co.AlterSourceOffsets(ctx, conn, []offsets.PartitionOffset{
+	if err := co.AlterSourceOffsets(ctx, conn, "", []offsets.PartitionOffset{
 		{Partition: map[string]any{"filename": "/a"}},
 		{Partition: map[string]any{"filename": "/b"}, Offset: map[string]any{"position": 7}},
 	}); err != nil {
@@ -96,20 +96,20 @@ func TestSourceAlterThenListThenReset(t *testing.T) {
 		t.Fatalf("a fresh store reads %v, want %v", got, want)
 	}
 
-	if err := co.ResetSourceOffsets(ctx, conn); err != nil {
+	if err := co.ResetSourceOffsets(ctx, conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := sourceOffsets(t, co, conn); len(got) != 0 {
 		t.Fatalf("after reset: %v", got)
 	}
 	// Resetting again is not an error, and other connectors keep theirs.
-	if err := co.ResetSourceOffsets(ctx, conn); err != nil {
+	if err := co.ResetSourceOffsets(ctx, conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := sourceOffsets(t, co, other); len(got) != 1 {
 		t.Fatalf("reset touched another connector: %v", got)
 	}
-	freshCo := offsets.NewConnectorOffsets(fresh, e.Admin)
+	freshCo := offsets.NewConnectorOffsets(fresh, nil, e.Admin)
 	if got := sourceOffsets(t, freshCo, conn); len(got) != 0 {
 		t.Fatalf("the fresh store still sees %v after the reset", got)
 	}
@@ -129,7 +129,7 @@ func TestSourceOffsetsReadOtherWorkersWrites(t *testing.T) {
 	if err := other.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	co := offsets.NewConnectorOffsets(e.Offsets, e.Admin)
+	co := offsets.NewConnectorOffsets(e.Offsets, nil, e.Admin)
 	for i := 1; i <= 5; i++ {
 		if err := other.Write(ctx, conn, []offsets.PartitionOffset{
 			{Partition: map[string]any{"p": 0}, Offset: map[string]any{"n": i}},

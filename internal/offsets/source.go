@@ -88,6 +88,9 @@ func (s *SourceStore) Start(ctx context.Context) error {
 	return nil
 }
 
+// Topic is the offsets topic the store reads and writes.
+func (s *SourceStore) Topic() string { return s.t.Topic() }
+
 // Close stops tailing and closes the client.
 func (s *SourceStore) Close() { s.t.Close() }
 
@@ -218,43 +221,10 @@ func (s *SourceStore) Offsets(connector string) []PartitionOffset {
 // ctx ending first) means none of them may be assumed written: some may
 // have been, and the tailer will show them when it reads them.
 func (s *SourceStore) Write(ctx context.Context, connector string, entries []PartitionOffset) error {
-	if len(entries) == 0 {
-		return nil
+	recs, err := s.OffsetRecords(connector, entries)
+	if err != nil || len(recs) == 0 {
+		return err
 	}
-	recs := make([]*kgo.Record, len(entries))
-	parts := make([]string, len(entries))
-	values := make([][]byte, len(entries))
-	s.mu.RLock()
-	for i, e := range entries {
-		p, err := canonicalPartition(e.Partition)
-		if err != nil {
-			s.mu.RUnlock()
-			return err
-		}
-		parts[i] = p
-		var key []byte
-		if old := s.entries[connector][p]; old != nil {
-			// Same bytes as the existing record (perhaps written by
-			// Kafka Connect in another field order): same partition
-			// and compaction key, so the new value truly replaces it.
-			key = old.rawKey
-		} else {
-			key, err = encodeJSON([]any{connector, json.RawMessage(p)})
-			if err != nil {
-				s.mu.RUnlock()
-				return fmt.Errorf("source offset key for %s: %w", p, err)
-			}
-		}
-		if e.Offset != nil {
-			if values[i], err = canonicalJSON(e.Offset); err != nil {
-				s.mu.RUnlock()
-				return fmt.Errorf("source offset %v: %w", e.Offset, err)
-			}
-		}
-		recs[i] = &kgo.Record{Topic: s.t.Topic(), Key: key, Value: values[i]}
-	}
-	s.mu.RUnlock()
-
 	type result struct {
 		i   int
 		err error
@@ -277,15 +247,66 @@ func (s *SourceStore) Write(ctx context.Context, connector string, entries []Par
 	if firstErr != nil {
 		return fmt.Errorf("writing %d source offset(s) of connector %q: %w", len(recs), connector, firstErr)
 	}
-
 	// Invariant 1: offsets reach the view that tasks resume from only
 	// after Kafka acknowledged every one of them; on any failure above
 	// the view is left as it was.
+	s.Committed(connector, recs)
+	return nil
+}
+
+// OffsetRecords encodes entries as records of the offsets topic, for a
+// producer that writes them itself: an exactly-once source task writes
+// them in the transaction of the records they are the offsets of. Their
+// Partition is -1, for the producer's key partitioner (murmur2, as
+// Connect's). Once Kafka has acknowledged them (and, in a transaction,
+// the transaction committed), Committed shows them to Offset at once.
+func (s *SourceStore) OffsetRecords(connector string, entries []PartitionOffset) ([]*kgo.Record, error) {
+	recs := make([]*kgo.Record, len(entries))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, e := range entries {
+		p, err := canonicalPartition(e.Partition)
+		if err != nil {
+			return nil, err
+		}
+		var key []byte
+		if old := s.entries[connector][p]; old != nil {
+			// Same bytes as the existing record (perhaps written by
+			// Kafka Connect in another field order): same partition
+			// and compaction key, so the new value truly replaces it.
+			key = old.rawKey
+		} else {
+			key, err = encodeJSON([]any{connector, json.RawMessage(p)})
+			if err != nil {
+				return nil, fmt.Errorf("source offset key for %s: %w", p, err)
+			}
+		}
+		var value []byte
+		if e.Offset != nil {
+			if value, err = canonicalJSON(e.Offset); err != nil {
+				return nil, fmt.Errorf("source offset %v: %w", e.Offset, err)
+			}
+		}
+		recs[i] = &kgo.Record{Topic: s.t.Topic(), Key: key, Value: value, Partition: -1}
+	}
+	return recs, nil
+}
+
+// Committed makes records of OffsetRecords that Kafka acknowledged (and
+// whose transaction committed) visible to Offset without waiting for the
+// tailer to read them.
+func (s *SourceStore) Committed(connector string, recs []*kgo.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, r := range recs {
+	for _, r := range recs {
+		// Both were produced by OffsetRecords' encoders, so these cannot
+		// fail.
+		_, part, err := parseOffsetKey(r.Key)
+		if err != nil {
+			continue
+		}
 		byPart := s.entries[connector]
-		if e := byPart[parts[i]]; e != nil && e.kpart == r.Partition && e.koff > r.Offset {
+		if e := byPart[part]; e != nil && e.kpart == r.Partition && e.koff > r.Offset {
 			continue // the tailer already read something newer
 		}
 		if byPart == nil {
@@ -295,7 +316,6 @@ func (s *SourceStore) Write(ctx context.Context, connector string, entries []Par
 		// A deleted entry stays as a marker (nil value) until the
 		// tailer reads the tombstone, to hide older records it may
 		// still apply.
-		byPart[parts[i]] = &srcEntry{rawKey: r.Key, value: values[i], kpart: r.Partition, koff: r.Offset}
+		byPart[part] = &srcEntry{rawKey: r.Key, value: r.Value, kpart: r.Partition, koff: r.Offset}
 	}
-	return nil
 }

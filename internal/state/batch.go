@@ -25,11 +25,11 @@ type Batch struct {
 
 // BatchOp names one write of a batch, for callers that log or record them.
 type BatchOp struct {
-	// Kind is "target", "config" or "tasks".
+	// Kind is "target", "config", "tasks" or "task-count".
 	Kind   string
 	Name   string
 	Target TargetState // for "target"
-	Tasks  int         // for "tasks": how many task configs
+	Tasks  int         // for "tasks" and "task-count": how many tasks
 }
 
 // Ops lists the batch's writes in order.
@@ -76,6 +76,15 @@ func (b *Batch) TaskConfigs(name string, tasks []map[string]string) *Batch {
 	recs = append(recs, &kgo.Record{Key: []byte(commitPrefix + name), Value: commit})
 	return b.add(BatchOp{Kind: "tasks", Name: name, Tasks: len(tasks)},
 		fmt.Sprintf("%d task config(s) of connector %q", len(tasks), name), recs...)
+}
+
+// TaskCount writes tasks-fencing-<name> -> {"task-count":N}, as Connect's
+// leader does once it fenced the producers of a source connector's earlier
+// tasks.
+func (b *Batch) TaskCount(name string, n int) *Batch {
+	v, _ := json.Marshal(map[string]int{"task-count": n}) // an int: cannot fail
+	return b.add(BatchOp{Kind: "task-count", Name: name, Tasks: n}, fmt.Sprintf("task count %d of connector %q", n, name),
+		&kgo.Record{Key: []byte(taskCountPrefix + name), Value: v})
 }
 
 // Write produces the batch to partition 0 in order and returns once this

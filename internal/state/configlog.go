@@ -27,7 +27,12 @@ const (
 
 // Keys Kafka Connect writes that Sluice has no use for yet; they are skipped
 // without a warning so that a topic shared with Connect reads quietly.
-var ignoredConfigPrefixes = []string{"tasks-fencing-", "session-key"}
+var ignoredConfigPrefixes = []string{"session-key"}
+
+// taskCountPrefix keys Connect's task-count records, tasks-fencing-<name>
+// -> {"task-count":N}: the leader wrote it after fencing the transactional
+// producers of the connector's earlier tasks (exactly-once sources).
+const taskCountPrefix = "tasks-fencing-"
 
 // ConfigLog is the config topic (1 partition, compacted) tailed into a
 // Snapshot. Writes go to partition 0 so that a task config and its commit
@@ -44,6 +49,8 @@ type ConfigLog struct {
 	configs map[string]map[string]string
 	targets map[string]TargetState
 	tasks   map[string][]map[string]string
+	// taskCounts are the task-count records (taskCountPrefix).
+	taskCounts map[string]int
 	// pending holds task-<name>-<n> records read since the last
 	// commit-<name>; they are invisible until that commit (invariant 6).
 	pending map[string]map[int]map[string]string
@@ -59,13 +66,14 @@ type ConfigLog struct {
 // the connection settings.
 func NewConfigLog(opts []kgo.Opt, topic string, log zerolog.Logger) (*ConfigLog, error) {
 	c := &ConfigLog{
-		topic:   topic,
-		log:     log.With().Str("topic", topic).Logger(),
-		changes: make(chan struct{}, 1),
-		configs: make(map[string]map[string]string),
-		targets: make(map[string]TargetState),
-		tasks:   make(map[string][]map[string]string),
-		pending: make(map[string]map[int]map[string]string),
+		topic:      topic,
+		log:        log.With().Str("topic", topic).Logger(),
+		changes:    make(chan struct{}, 1),
+		configs:    make(map[string]map[string]string),
+		targets:    make(map[string]TargetState),
+		tasks:      make(map[string][]map[string]string),
+		pending:    make(map[string]map[int]map[string]string),
+		taskCounts: make(map[string]int),
 	}
 	all := append(append([]kgo.Opt(nil), opts...),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -143,6 +151,7 @@ func (c *ConfigLog) Snapshot() Snapshot {
 		if ts, ok := c.targets[name]; ok {
 			conn.TargetState = ts
 		}
+		conn.TaskCount = c.taskCounts[name]
 		if tasks := c.tasks[name]; tasks != nil {
 			conn.Tasks = make([]map[string]string, len(tasks))
 			for i, tc := range tasks {
@@ -189,6 +198,7 @@ func (c *ConfigLog) applyLocked(r *kgo.Record) (*RestartRequest, error) {
 			delete(c.tasks, name)
 			delete(c.pending, name)
 			delete(c.targets, name)
+			delete(c.taskCounts, name)
 			return nil, nil
 		}
 		props, err := parseProperties(r.Value)
@@ -255,6 +265,20 @@ func (c *ConfigLog) applyLocked(r *kgo.Record) (*RestartRequest, error) {
 		if from, known := c.newFrom[r.Partition]; known && r.Offset >= from {
 			return &req, nil
 		}
+
+	case strings.HasPrefix(key, taskCountPrefix):
+		name := key[len(taskCountPrefix):]
+		if r.Value == nil {
+			delete(c.taskCounts, name)
+			return nil, nil
+		}
+		var v struct {
+			TaskCount *int `json:"task-count"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.TaskCount == nil || *v.TaskCount < 0 {
+			return nil, fmt.Errorf(`task-count record is not {"task-count":N}`)
+		}
+		c.taskCounts[name] = *v.TaskCount
 
 	case strings.HasPrefix(key, loggerClusterPrefix):
 		return nil, c.loggerLevelLocked(r, key[len(loggerClusterPrefix):])

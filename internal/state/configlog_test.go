@@ -400,3 +400,42 @@ func TestConfigValueFormats(t *testing.T) {
 		}
 	}
 }
+
+// Task-count records (tasks-fencing-<name>), as Connect and the leader of an
+// exactly-once cluster write them, reach the snapshot; a bad one is
+// reported and skipped, a deleted connector loses its count.
+func TestConfigLogTaskCountRecords(t *testing.T) {
+	opts := newCluster(t)
+	raw := kafkatest.NewClient(t, opts)
+	kafkatest.Produce(t, raw,
+		&kgo.Record{Topic: configTopic, Key: []byte("connector-src"), Value: []byte(`{"properties":{"a":"1"}}`)},
+		&kgo.Record{Topic: configTopic, Key: []byte("tasks-fencing-src"), Value: []byte(`{"task-count":3}`)},
+		&kgo.Record{Topic: configTopic, Key: []byte("connector-gone"), Value: []byte(`{"properties":{}}`)},
+		&kgo.Record{Topic: configTopic, Key: []byte("tasks-fencing-gone"), Value: []byte(`{"task-count":2}`)},
+		&kgo.Record{Topic: configTopic, Key: []byte("connector-gone")},
+		&kgo.Record{Topic: configTopic, Key: []byte("tasks-fencing-src"), Value: []byte(`{"task-count":"many"}`)},
+	)
+	var logs testutil.LogBuffer
+	c := startConfigLog(t, opts, zerolog.New(&logs))
+	s := c.Snapshot()
+	if got := s.Connectors["src"].TaskCount; got != 3 {
+		t.Fatalf("task count %d, want 3 (the bad record skipped)", got)
+	}
+	if !strings.Contains(logs.String(), `"key":"tasks-fencing-src"`) {
+		t.Errorf("the bad task-count record was not reported:\n%s", logs.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, new(Batch).TaskCount("src", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot().Connectors["src"].TaskCount; got != 1 {
+		t.Fatalf("task count %d after writing 1", got)
+	}
+	if err := c.PutConnectorConfig(ctx, "gone", map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot().Connectors["gone"].TaskCount; got != 0 {
+		t.Fatalf("a re-created connector kept the task count %d of its deleted namesake", got)
+	}
+}

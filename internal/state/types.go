@@ -44,6 +44,10 @@ type Connector struct {
 	// Tasks are the committed task configs: task-<name>-<n> records become
 	// visible only together with their commit-<name> record (invariant 6).
 	Tasks []map[string]string
+	// TaskCount is the connector's task-count record
+	// (tasks-fencing-<name>): how many tasks the leader last fenced the
+	// transactional producers of and let start; 0 without one.
+	TaskCount int
 }
 
 // Snapshot is the config topic read up to Offset (the next offset to read).

@@ -64,7 +64,6 @@ type fixedKey struct {
 }
 
 var fixedKeys = map[string]fixedKey{
-	"exactly.once.source.support": {[]string{"disabled"}, "exactly-once source support is not implemented yet; only disabled (Connect's default) is"},
 	"scheduled.rebalance.max.delay.ms": {[]string{"0"}, "Sluice reassigns a departed worker's connectors and tasks at once, as 0 does " +
 		"(gossip notices a dead worker within a second); the delayed reassignment of Connect's default (5 minutes) is not implemented: set 0 or remove the key"},
 	"client.dns.lookup": {[]string{"use_all_dns_ips"}, "the worker's clients try every address a broker name resolves to (use_all_dns_ips)"},

@@ -92,9 +92,9 @@ func TestTypedFieldsWinOverConnectKeys(t *testing.T) {
 // the same keys with the values Sluice implements are taken.
 func TestRefusedKeysAreAllNamedAtOnce(t *testing.T) {
 	bad := map[string]string{
-		"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": "300000",
-		"security.protocol":   "KERBEROS",
-		"producer.batch.size": "65536", "consumer.partition.assignment.strategy": "x", "admin.retries": "3",
+		"scheduled.rebalance.max.delay.ms": "300000",
+		"security.protocol":                "KERBEROS",
+		"producer.batch.size":              "65536", "consumer.partition.assignment.strategy": "x", "admin.retries": "3",
 		"offset.storage.file.filename":       "/tmp/offsets",
 		"status.storage.min.insync.replicas": "2",
 		"client.dns.lookup":                  "resolve_canonical_bootstrap_servers_only",
@@ -148,6 +148,7 @@ func TestBadConnectValuesAreRefused(t *testing.T) {
 			"consumer.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=p;"},
 			[]string{"consumer", "sasl.kerberos.service.name"}},
 		{map[string]string{"topic.tracking.enable": "maybe"}, []string{"topic.tracking.enable"}},
+		{map[string]string{"exactly.once.source.support": "sometimes"}, []string{"exactly.once.source.support", "disabled, preparing or enabled"}},
 	} {
 		_, err := resolve(t, Config{Cluster: "x", Bootstrap: []string{"b"}, Props: tc.props})
 		if err == nil {

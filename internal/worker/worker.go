@@ -259,6 +259,18 @@ var workerKeys = map[string]bool{
 	"session.timeout.ms":       true, "heartbeat.interval.ms": true, "rebalance.timeout.ms": true,
 	"topic.tracking.enable": true, "topic.tracking.allow.reset": true,
 	connconfig.WorkerOverridePolicy: true, connconfig.WorkerTopicCreationEnable: true,
+	connconfig.WorkerExactlyOnceSourceSupport: true,
+}
+
+// fenceSources fences the transactional producers of the first tasks tasks
+// of source connector name (control.Options.FenceSources), with the
+// producer client of the worker's source tasks.
+func (w *Worker) fenceSources(ctx context.Context, name string, tasks int) error {
+	ids := make([]string, tasks)
+	for i := range ids {
+		ids[i] = actors.TransactionalID(w.cfg.Cluster, connectors.TaskID{Connector: name, Task: i})
+	}
+	return actors.FenceProducers(ctx, w.producer, ids)
 }
 
 // Worker is a running worker.
@@ -300,7 +312,10 @@ type Worker struct {
 	configs           *state.ConfigLog
 	statuses          *state.StatusLog
 	offsets           *offsets.SourceStore
-	runtime           *actors.Runtime
+	// offsetTopics are the connector-specific offsets topics
+	// (offsets.storage.topic) opened so far.
+	offsetTopics *offsets.TopicStores
+	runtime      *actors.Runtime
 	// metrics is nil with metrics off.
 	metrics *metrics.Registry
 
@@ -427,6 +442,12 @@ func (w *Worker) build() error {
 		return err
 	}
 	w.offsets.SetLogger(w.cfg.logger(loglevel.Offsets))
+	w.offsetTopics = offsets.NewTopicStores(kopts, func(ctx context.Context, topic string) error {
+		// With the worker's offsets topic's settings, as Connect creates
+		// a connector's own offsets topic.
+		return topics.EnsureTopics(ctx, w.adm, topics.TopicSpec{Name: topic, Partitions: w.cfg.OffsetsPartitions,
+			ReplicationFactor: w.cfg.ReplicationFactor, Compact: true})
+	}, w.cfg.logger(loglevel.Offsets))
 	// The connectors' shared producer, with the worker's producer.* keys.
 	producerOpts := append(clientOpts(kafkasec.Producer, "sluice-"+w.cfg.WorkerID), actors.ProducerOpts()...)
 	if w.producer, err = kgo.NewClient(append(producerOpts, w.connWorker.Clients.Producer.Opts...)...); err != nil {
@@ -442,6 +463,7 @@ func (w *Worker) build() error {
 		Converters:       converters.Classes(),
 		HeaderConverters: converters.HeaderClasses(),
 		Worker:           w.connWorker,
+		FenceSources:     w.fenceSources,
 		CheckConverters:  func(c map[string]string) *connectors.ConfigError { return checkRuntimeKeys(c, w.cfg.Props) },
 		WorkerID:         w.cfg.WorkerID,
 		Version:          w.cfg.Version,
@@ -453,7 +475,7 @@ func (w *Worker) build() error {
 			return id
 		},
 		Loggers: loggersBackend{Registry: w.cfg.Loggers, configs: w.configs},
-		Offsets: offsets.NewConnectorOffsets(w.offsets, w.adm),
+		Offsets: offsets.NewConnectorOffsets(w.offsets, w.offsetTopics, w.adm),
 		Topics:  w.statuses,
 		// The leader asks the worker that runs a task to restart it.
 		RestartTask: w.members.restartTaskOn,
@@ -680,8 +702,8 @@ func (w *Worker) connect(ctx context.Context) error {
 	}
 	rt, err := actors.NewRuntime(actors.Options{
 		Topics:   topics,
-		WorkerID: cfg.WorkerID, Registry: cfg.Registry, WorkerProps: cfg.Props,
-		Offsets: w.offsets, Status: w.statuses, TaskConfigs: w.api,
+		WorkerID: cfg.WorkerID, GroupID: cfg.Cluster, Registry: cfg.Registry, WorkerProps: cfg.Props,
+		Offsets: w.offsets, OffsetTopics: w.offsetTopics, Status: w.statuses, TaskConfigs: w.api,
 		KafkaOpts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Bootstrap...)}, cfg.KafkaOpts...),
 		Security:  w.security.actorSecurity(),
 		Producer:  w.producer, Admin: w.connectorAdm, Worker: w.connWorker, Providers: cfg.providers,
@@ -781,6 +803,9 @@ func (w *Worker) closeClients() {
 	}
 	if w.offsets != nil {
 		w.offsets.Close()
+	}
+	if w.offsetTopics != nil {
+		w.offsetTopics.Close()
 	}
 	if w.admCl != nil {
 		w.admCl.Close()

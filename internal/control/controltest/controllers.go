@@ -86,14 +86,18 @@ func (e *Env) LoggersController(t testing.TB, reg *loglevel.Registry) (*control.
 
 // OffsetsController is a Controller with the real offsets backend over a
 // worker's config, status and offset stores (storetest.Start's) and an
-// admin client of their broker.
-func OffsetsController(t testing.TB, configs *state.ConfigLog, statuses *state.StatusLog, store *offsets.SourceStore, adm *kadm.Client) *control.Controller {
+// admin client of their broker; each of with may change its options.
+func OffsetsController(t testing.TB, configs *state.ConfigLog, statuses *state.StatusLog, store *offsets.SourceStore, adm *kadm.Client, with ...func(*control.Options)) *control.Controller {
 	t.Helper()
-	return newController(t, control.Options{
+	o := control.Options{
 		Configs: configs, Statuses: statuses, Plugins: Registry(),
-		Offsets:      offsets.NewConnectorOffsets(store, adm),
+		Offsets:      offsets.NewConnectorOffsets(store, nil, adm),
 		WriteTimeout: 15 * time.Second,
-	})
+	}
+	for _, f := range with {
+		f(&o)
+	}
+	return newController(t, o)
 }
 
 func newController(t testing.TB, o control.Options) *control.Controller {
