@@ -228,7 +228,7 @@ func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
 		}
 		end = now
 	}
-	all := c.consumeTo(topic, end)
+	all := c.consume(topic, end, false)
 	if !c.s.eos {
 		return all, 0
 	}
@@ -246,38 +246,23 @@ func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	committed := c.consumeCommitted(topic, end)
+	committed := c.consume(topic, end, true)
 	return committed, len(all) - len(committed)
 }
 
-// consumeTo reads topic from its start to end (read_uncommitted, which
-// sees every record written, committed or not).
-func (c *chaosRun) consumeTo(topic string, end map[int32]int64) [][]byte {
+// consume reads topic from its start up to end, with read_committed or
+// read_uncommitted. Without transactions it reads until every partition
+// reached its end offset. With them the last offsets of a partition may be
+// commit or abort markers, which no consumer is handed: then it also stops
+// once four polls of a second each brought nothing (the topic no longer
+// grows, readTopic made sure of it).
+func (c *chaosRun) consume(topic string, end map[int32]int64, committed bool) [][]byte {
 	c.t.Helper()
-	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
-	var vals [][]byte
-	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
-	defer cancel()
-	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) { vals = append(vals, r.Value) },
-		func(_ string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
-			}
-		})
-	if err != nil {
-		c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
+	opts := []kgo.Opt{kgo.FetchMaxWait(500 * time.Millisecond)}
+	if committed {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
-	return vals
-}
-
-// consumeCommitted reads topic from its start with read_committed. Such a
-// consumer never sees the commit markers that end a partition, so it may
-// never hold a record at end-1: it stops once every partition reached its
-// end or four polls of a second each brought nothing.
-func (c *chaosRun) consumeCommitted(topic string, end map[int32]int64) [][]byte {
-	c.t.Helper()
-	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic},
-		kgo.FetchMaxWait(500*time.Millisecond), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, opts...)
 	var vals [][]byte
 	next := map[int32]int64{}
 	reached := func() bool {
@@ -289,13 +274,18 @@ func (c *chaosRun) consumeCommitted(topic string, end map[int32]int64) [][]byte 
 		return true
 	}
 	deadline := time.Now().Add(2 * startDeadline)
-	for quiet := 0; quiet < 4 && !reached(); {
+	for quiet := 0; !reached() && !(c.s.eos && quiet >= 4); {
 		if time.Now().After(deadline) {
-			c.fatalf("topic %s: read_committed consumer still receiving after %v", topic, 2*startDeadline)
+			c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		fs := cl.PollFetches(ctx)
 		cancel()
+		fs.EachError(func(_ string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
+			}
+		})
 		if fs.NumRecords() == 0 {
 			quiet++
 			continue
