@@ -251,52 +251,30 @@ func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
 }
 
 // consume reads topic from its start up to end, with read_committed or
-// read_uncommitted. Without transactions it reads until every partition
-// reached its end offset. With them the last offsets of a partition may be
-// commit or abort markers, which no consumer is handed: then it also stops
-// once four polls of a second each brought nothing (the topic no longer
-// grows, readTopic made sure of it).
+// read_uncommitted. A transactional topic's last offsets may be commit or
+// abort markers: the consumer is handed them (KeepControlRecords) so that
+// it can tell it reached the end, and skips them.
 func (c *chaosRun) consume(topic string, end map[int32]int64, committed bool) [][]byte {
 	c.t.Helper()
-	opts := []kgo.Opt{kgo.FetchMaxWait(500 * time.Millisecond)}
+	opts := []kgo.Opt{kgo.FetchMaxWait(500 * time.Millisecond), kgo.KeepControlRecords()}
 	if committed {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, opts...)
 	var vals [][]byte
-	next := map[int32]int64{}
-	reached := func() bool {
-		for p, e := range end {
-			if next[p] < e {
-				return false
-			}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
+	defer cancel()
+	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) {
+		if !r.Attrs.IsControl() {
+			vals = append(vals, r.Value)
 		}
-		return true
-	}
-	deadline := time.Now().Add(2 * startDeadline)
-	for quiet := 0; !reached() && !(c.s.eos && quiet >= 4); {
-		if time.Now().After(deadline) {
-			c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
+	}, func(_ string, p int32, err error) {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			c.t.Logf("fetch %s[%d]: %v", topic, p, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachError(func(_ string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
-			}
-		})
-		if fs.NumRecords() == 0 {
-			quiet++
-			continue
-		}
-		quiet = 0
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < end[r.Partition] {
-				vals = append(vals, r.Value)
-			}
-			next[r.Partition] = r.Offset + 1
-		})
+	})
+	if err != nil {
+		c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
 	}
 	return vals
 }
