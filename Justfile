@@ -74,6 +74,10 @@ transforms-golden:
 chaos:
     SLUICE_CHAOS_DURATION=${DURATION:-3m} go test -count=1 -v -timeout 30m ./test/chaos/
 
+# The same run with exactly-once sources: every sequence number exactly once to a read_committed consumer.
+chaos-eos:
+    SLUICE_CHAOS_EOS=1 SLUICE_CHAOS_DURATION=${DURATION:-3m} go test -count=1 -v -timeout 30m ./test/chaos/
+
 # Regenerate internal/controlpb's protobuf code (installs protoc and protoc-gen-go if missing).
 proto:
     command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)

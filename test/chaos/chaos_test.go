@@ -31,6 +31,18 @@ type settings struct {
 	rate      int    // records per second of each Datagen task
 	bootstrap string // external broker; empty starts `sluice broker`
 	report    string
+	// eos runs the workers with exactly.once.source.support=enabled and the
+	// sources with exactly.once.support=required: every sequence number
+	// must then reach a read_committed consumer exactly once (issue 12).
+	eos bool
+}
+
+// mode names the delivery guarantee under test, for the log and verdict.
+func (s settings) mode() string {
+	if s.eos {
+		return "exactly-once"
+	}
+	return "at-least-once"
 }
 
 func loadSettings(t *testing.T) settings {
@@ -64,6 +76,13 @@ func loadSettings(t *testing.T) settings {
 			t.Fatalf("SLUICE_CHAOS_RATE=%q: want records per second per Datagen task, at least 1", v)
 		}
 		s.rate = n
+	}
+	switch v := os.Getenv("SLUICE_CHAOS_EOS"); v {
+	case "", "0", "false":
+	case "1", "true":
+		s.eos = true
+	default:
+		t.Fatalf("SLUICE_CHAOS_EOS=%q: want 1 (exactly-once sources) or 0 (at-least-once, the default)", v)
 	}
 	if s.report == "" {
 		s.report = filepath.Join(t.TempDir(), "chaos-report.json")
@@ -120,8 +139,8 @@ func (c *chaosRun) taskCount() int { return len(c.sources)*sourceTasks + sinkTas
 func TestChaos(t *testing.T) {
 	s := loadSettings(t)
 	c := &chaosRun{t: t, s: s, rng: rand.New(rand.NewPCG(s.seed, s.seed^0x5eed))}
-	fmt.Printf("chaos: seed=%d duration=%v workers=%d rate=%d/s per task (replay with SLUICE_CHAOS_SEED=%d)\n", s.seed, s.duration, s.workers, s.rate, s.seed)
-	t.Logf("chaos: seed=%d duration=%v workers=%d rate=%d/s per task", s.seed, s.duration, s.workers, s.rate)
+	fmt.Printf("chaos: mode=%s seed=%d duration=%v workers=%d rate=%d/s per task (replay with SLUICE_CHAOS_SEED=%d)\n", s.mode(), s.seed, s.duration, s.workers, s.rate, s.seed)
+	t.Logf("chaos: mode=%s seed=%d duration=%v workers=%d rate=%d/s per task", s.mode(), s.seed, s.duration, s.workers, s.rate)
 
 	c.startBroker()
 	c.startWorkers()
@@ -237,6 +256,9 @@ func (c *chaosRun) launch(w *worker) {
 		}
 	}
 	args = append(args, "--join", strings.Join(join, ","))
+	if c.s.eos {
+		args = append(args, "--prop", "exactly.once.source.support=enabled")
+	}
 	w.p = startProc(c.t, "worker-"+w.id, args...)
 	c.allProcs = append(c.allProcs, w.p)
 }
@@ -316,21 +338,40 @@ func (c *chaosRun) createConnectors() {
 	}
 	// The sink first: it reads its topic from the start either way, and it
 	// then consumes while the sources produce, through every kill.
-	c.post("/connectors", map[string]any{"name": c.sink, "config": map[string]string{
+	sink := map[string]string{
 		"connector.class": "FileStreamSink", "file": c.sinkFile, "topics": c.topics[c.sources[0]],
 		"tasks.max": strconv.Itoa(sinkTasks),
 		// The value's JSON text as one line per record, parsed back with
 		// datagen.ParseValue.
 		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
 		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
-	}})
-	for _, name := range c.sources {
-		c.post("/connectors", map[string]any{"name": name, "config": map[string]string{
+	}
+	if c.s.eos {
+		// Sinks stay at-least-once, as in Connect; reading committed
+		// records only keeps aborted transactions out of the file.
+		sink["consumer.override.isolation.level"] = "read_committed"
+	}
+	c.post("/connectors", map[string]any{"name": c.sink, "config": sink})
+	for i, name := range c.sources {
+		cfg := map[string]string{
 			"connector.class": "Datagen", "topic": c.topics[name], "tasks.max": strconv.Itoa(sourceTasks),
 			"records.per.second":             strconv.Itoa(c.s.rate),
 			"key.converter":                  "org.apache.kafka.connect.storage.StringConverter",
 			"value.converter.schemas.enable": "false",
-		}})
+		}
+		if c.s.eos {
+			cfg["exactly.once.support"] = "required"
+			// Both ways of ending a transaction that matter under kills:
+			// a timer the worker keeps, and boundaries the connector draws.
+			if i == 0 {
+				cfg["transaction.boundary"] = "interval"
+				cfg["transaction.boundary.interval.ms"] = "100"
+			} else {
+				cfg["transaction.boundary"] = "connector"
+				cfg["transaction.size"] = "7"
+			}
+		}
+		c.post("/connectors", map[string]any{"name": name, "config": cfg})
 	}
 }
 

@@ -28,6 +28,9 @@ type topicReport struct {
 	Duplicates int    `json:"duplicates"`
 	Gaps       int    `json:"gaps"` // missing sequence numbers below each task's highest
 	Missing    string `json:"missing,omitempty"`
+	// Uncommitted counts, in the exactly-once mode, the records only a
+	// read_uncommitted consumer sees: those of aborted transactions.
+	Uncommitted int `json:"uncommitted_records"`
 }
 
 // sinkReport compares the sink's file with its topic.
@@ -42,6 +45,7 @@ type sinkReport struct {
 }
 
 type report struct {
+	Mode               string                 `json:"mode"`
 	Seed               uint64                 `json:"seed"`
 	Duration           string                 `json:"duration"`
 	Workers            int                    `json:"workers"`
@@ -52,7 +56,9 @@ type report struct {
 	BadGracefulStops   int                    `json:"graceful_stops_not_exit_0"`
 	Records            int                    `json:"records"`
 	Gaps               int                    `json:"gaps"`
-	Duplicates         int                    `json:"duplicates"`
+	Duplicates         int                    `json:"duplicates"`      // in the sources' topics
+	SinkDuplicates     int                    `json:"sink_duplicates"` // lines the at-least-once sink wrote twice
+	Uncommitted        int                    `json:"uncommitted_records"`
 	Topics             map[string]topicReport `json:"topics"`
 	Sink               sinkReport             `json:"sink"`
 	Failovers          []string               `json:"failovers"`
@@ -71,7 +77,7 @@ type seqKey struct {
 // to write all of its topic, and checks the logs and the status topic.
 func (c *chaosRun) verify() *report {
 	c.t.Helper()
-	res := &report{Seed: c.s.seed, Duration: c.s.duration.String(), Workers: c.s.workers,
+	res := &report{Mode: c.s.mode(), Seed: c.s.seed, Duration: c.s.duration.String(), Workers: c.s.workers,
 		Broker: "sluice broker", Topics: map[string]topicReport{}}
 	if c.s.bootstrap != "" {
 		res.Broker = c.s.bootstrap
@@ -80,7 +86,7 @@ func (c *chaosRun) verify() *report {
 	var sinkWant map[seqKey]bool
 	for _, name := range c.sources {
 		topic := c.topics[name]
-		vals := c.readTopic(topic)
+		vals, uncommitted := c.readTopic(topic)
 		counts := map[seqKey]int{}
 		for _, v := range vals {
 			task, seq, err := datagen.ParseValue(v)
@@ -90,7 +96,7 @@ func (c *chaosRun) verify() *report {
 			}
 			counts[seqKey{task, seq}]++
 		}
-		tr := topicReport{Records: len(vals), Distinct: len(counts), Duplicates: len(vals) - len(counts)}
+		tr := topicReport{Records: len(vals), Distinct: len(counts), Duplicates: len(vals) - len(counts), Uncommitted: uncommitted}
 		var missing []string
 		for task := range sourceTasks {
 			top := int64(-1)
@@ -122,6 +128,10 @@ func (c *chaosRun) verify() *report {
 		res.Records += tr.Records
 		res.Gaps += tr.Gaps
 		res.Duplicates += tr.Duplicates
+		res.Uncommitted += tr.Uncommitted
+		if c.s.eos && tr.Duplicates > 0 {
+			res.Problems = append(res.Problems, fmt.Sprintf("connector %s is exactly-once, but a read_committed consumer of %s sees %d records twice", name, topic, tr.Duplicates))
+		}
 		if topic == sinkTopic {
 			sinkWant = map[seqKey]bool{}
 			for k := range counts {
@@ -141,7 +151,10 @@ func (c *chaosRun) verify() *report {
 		res.Problems = append(res.Problems, fmt.Sprintf("sink %s: %d lines of %s are not whole Datagen values (torn writes)", c.sink, res.Sink.Torn, c.sinkFile))
 	}
 	res.Gaps += res.Sink.Missing
-	res.Duplicates += res.Sink.Duplicates
+	// Sinks are at-least-once in both modes, as in Connect: a replay after
+	// a kill may write a line twice, so the sink's duplicates are counted
+	// apart from the sources'.
+	res.SinkDuplicates = res.Sink.Duplicates
 	gens, problems := c.checkGenerations()
 	res.Generations = gens
 	res.Problems = append(res.Problems, problems...)
@@ -172,8 +185,10 @@ func ranges(ns []int64) string {
 }
 
 // readTopic waits until the topic stops growing, then returns every value
-// up to its end offsets.
-func (c *chaosRun) readTopic(topic string) [][]byte {
+// up to its end offsets. In the exactly-once mode it returns what a
+// read_committed consumer sees, and also counts the records that a
+// read_uncommitted one sees besides (aborted transactions' records).
+func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
 	c.t.Helper()
 	adm, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap))
 	if err != nil {
@@ -181,22 +196,23 @@ func (c *chaosRun) readTopic(topic string) [][]byte {
 	}
 	defer adm.Close()
 	admin := kadm.NewClient(adm)
-	ends := func() map[int32]int64 {
+	list := func(what string, f func(context.Context, ...string) (kadm.ListedOffsets, error)) map[int32]int64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		lo, err := admin.ListEndOffsets(ctx, topic)
+		lo, err := f(ctx, topic)
 		if err != nil {
-			c.fatalf("end offsets of %s: %v", topic, err)
+			c.fatalf("%s offsets of %s: %v", what, topic, err)
 		}
 		out := map[int32]int64{}
 		lo.Each(func(o kadm.ListedOffset) {
 			if o.Err != nil {
-				c.fatalf("end offset of %s[%d]: %v", topic, o.Partition, o.Err)
+				c.fatalf("%s offset of %s[%d]: %v", what, topic, o.Partition, o.Err)
 			}
 			out[o.Partition] = o.Offset
 		})
 		return out
 	}
+	ends := func() map[int32]int64 { return list("end", admin.ListEndOffsets) }
 	// Paused tasks still finish what was in flight: the end offsets must
 	// hold still for two seconds.
 	deadline := time.Now().Add(startDeadline)
@@ -212,17 +228,51 @@ func (c *chaosRun) readTopic(topic string) [][]byte {
 		}
 		end = now
 	}
+	all := c.consume(topic, end, false)
+	if !c.s.eos {
+		return all, 0
+	}
+	// A paused exactly-once task commits its open transaction, and the
+	// transactions of killed tasks were aborted when their successors
+	// fenced them: nothing may stay open (the last stable offset of each
+	// partition reaches its end).
+	for {
+		stable := list("last stable", admin.ListCommittedOffsets)
+		if fmt.Sprint(stable) == fmt.Sprint(end) {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.fatalf("topic %s: a transaction is still open after its connector was paused: last stable offsets %v, end offsets %v", topic, stable, end)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	committed := c.consume(topic, end, true)
+	return committed, len(all) - len(committed)
+}
 
-	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, kgo.FetchMaxWait(500*time.Millisecond))
+// consume reads topic from its start up to end, with read_committed or
+// read_uncommitted. A transactional topic's last offsets may be commit or
+// abort markers: the consumer is handed them (KeepControlRecords) so that
+// it can tell it reached the end, and skips them.
+func (c *chaosRun) consume(topic string, end map[int32]int64, committed bool) [][]byte {
+	c.t.Helper()
+	opts := []kgo.Opt{kgo.FetchMaxWait(500 * time.Millisecond), kgo.KeepControlRecords()}
+	if committed {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, opts...)
 	var vals [][]byte
 	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
 	defer cancel()
-	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) { vals = append(vals, r.Value) },
-		func(_ string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				c.t.Logf("fetch %s[%d]: %v", topic, p, err)
-			}
-		})
+	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) {
+		if !r.Attrs.IsControl() {
+			vals = append(vals, r.Value)
+		}
+	}, func(_ string, p int32, err error) {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			c.t.Logf("fetch %s[%d]: %v", topic, p, err)
+		}
+	})
 	if err != nil {
 		c.fatalf("topic %s: not read to its end offsets %v within %v (at %v)", topic, end, 2*startDeadline, next)
 	}
@@ -449,8 +499,8 @@ func (c *chaosRun) finish(res *report) {
 	if len(res.Problems) > 0 {
 		verdict = "FAIL"
 	}
-	res.Verdict = fmt.Sprintf("chaos: %s seed=%d kills=%d restarts=%d records=%d gaps=%d duplicates=%d slowest_failover=%s",
-		verdict, res.Seed, res.Kills, res.GracefulRestarts, res.Records, res.Gaps, res.Duplicates, res.SlowestFailover)
+	res.Verdict = fmt.Sprintf("chaos: %s mode=%s seed=%d kills=%d restarts=%d records=%d gaps=%d duplicates=%d sink_duplicates=%d uncommitted=%d slowest_failover=%s",
+		verdict, res.Mode, res.Seed, res.Kills, res.GracefulRestarts, res.Records, res.Gaps, res.Duplicates, res.SinkDuplicates, res.Uncommitted, res.SlowestFailover)
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		c.t.Fatal(err)
