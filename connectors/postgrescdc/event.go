@@ -214,8 +214,14 @@ func (p position) offset() map[string]any {
 // event builds a change event record: op is c, u, d or r.
 func (t *table) event(partition map[string]any, prefix, db, op string, before, after *connectors.StructValue, p position, now time.Time) *connectors.SourceRecord {
 	v := connectors.NewStruct(t.envelope)
-	v.Values[0] = before
-	v.Values[1] = after
+	// A nil *StructValue in an interface is not a null: set only rows
+	// there are.
+	if before != nil {
+		v.Values[0] = before
+	}
+	if after != nil {
+		v.Values[1] = after
+	}
 	v.Values[2] = p.sourceValue(prefix, db, t)
 	v.Values[4] = op
 	v.Values[5] = now.UnixMilli()
