@@ -32,6 +32,12 @@ type reader struct {
 	walEnd        uint64
 	lastHeartbeat time.Time
 	lastTxID      int64
+	// lastCommit is the commit LSN of the last transaction decoded: the
+	// lsn_commit of the records that follow, as Debezium's.
+	lastCommit uint64
+	// resumedPast is set once the first transaction after the stored
+	// offset's lsn_commit began.
+	resumedPast bool
 }
 
 // txState is the transaction being decoded.
@@ -39,7 +45,6 @@ type txState struct {
 	xid        int64
 	commitLSN  uint64
 	commitTime time.Time
-	lastLSN    uint64 // of its last queued record
 	skip       bool   // queued before a restart: the stored offset covers it
 	skipUpTo   uint64 // changes at or below this LSN were queued before
 }
@@ -281,6 +286,9 @@ func (r *reader) stream(ctx context.Context, start pglogrepl.LSN) error {
 	}
 	r.streaming = true
 	r.tables = map[uint32]*table{}
+	if r.resume.streaming {
+		r.lastCommit = r.resume.commitLSN
+	}
 	r.lastHeartbeat = time.Now()
 	r.t.log.Info().Str("slot", s.slot).Str("from", start.String()).Msg("streaming started")
 	for {
@@ -355,7 +363,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	p := position{commitTime: now, txID: r.lastTxID, lsn: r.walEnd, commitLSN: r.walEnd}
+	p := position{commitTime: now, txID: r.lastTxID, lsn: r.lastCommit, procLSN: r.walEnd, lastCommit: r.lastCommit}
 	key := connectors.NewStruct(heartbeatKeySchema)
 	key.Values[0] = s.prefix
 	val := connectors.NewStruct(heartbeatValueSchema)
@@ -367,7 +375,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 	if err := r.enqueue(ctx, rec); err != nil {
 		return err
 	}
-	r.t.progress.add(finished{commitLSN: r.walEnd, lastLSN: r.walEnd, endLSN: r.walEnd})
+	r.t.progress.add(finished{commitLSN: r.lastCommit, heartbeat: true, procLSN: r.walEnd, endLSN: r.walEnd})
 	return nil
 }
 
