@@ -308,3 +308,84 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
 	}
 }
+
+// confirmedFlush reads the slot's confirmed_flush_lsn.
+func confirmedFlush(t *testing.T, srv *pgtest.Server, slot string) uint64 {
+	t.Helper()
+	conn := srv.Conn(t)
+	var lsn string
+	if err := conn.QueryRow(context.Background(), "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	var hi, lo uint64
+	fmt.Sscanf(lsn, "%X/%X", &hi, &lo)
+	return hi<<32 | lo
+}
+
+func TestSlotConfirmedOnlyAfterOffsetsAreStoredAndHeartbeatsAdvanceIt(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE captured (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE other (id int PRIMARY KEY)`)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TableIncludeKey, "public.captured", HeartbeatIntervalKey, "200")
+	h := newHarness(t, cfg)
+	h.open()
+	h.quiet()
+	start := confirmedFlush(t, srv, cfg[SlotNameKey])
+
+	// Records polled but whose offsets are not stored: the slot stays.
+	srv.Exec(t, `INSERT INTO captured VALUES (1)`)
+	srv.Exec(t, `INSERT INTO captured VALUES (2)`)
+	var recs []*connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); len(recs) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %v", describe(recs))
+		}
+		got, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if !strings.HasPrefix(r.Topic, "__debezium-heartbeat") {
+				recs = append(recs, r)
+			}
+		}
+	}
+	h.tk.Commit(context.Background()) // nothing stored: nothing to confirm
+	time.Sleep(1500 * time.Millisecond)
+	if now := confirmedFlush(t, srv, cfg[SlotNameKey]); now != start {
+		t.Fatalf("confirmed_flush_lsn moved from %X to %X before any offset was stored", start, now)
+	}
+
+	// Changes to a table not captured, then heartbeats: once their
+	// offsets are stored, the slot moves past all of it.
+	srv.Exec(t, `INSERT INTO other SELECT g FROM generate_series(1, 100) g`)
+	var hb *connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); hb == nil || hb.Offset["lsn_commit"] == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat after the other table's transaction")
+		}
+		got, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if r.Topic == "__debezium-heartbeat.srv" {
+				hb = r
+				if k := r.Key.(*connectors.StructValue); k.Get("serverName") != "srv" {
+					t.Fatalf("heartbeat key %v", k.Values)
+				}
+			}
+		}
+	}
+	if err := h.sc.Commit(append(recs, hb)...); err != nil {
+		t.Fatal(err)
+	}
+	h.tk.Commit(context.Background())
+	var moved uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if moved = confirmedFlush(t, srv, cfg[SlotNameKey]); moved > uint64(number(recs[1].Offset["lsn"])) {
+			return
+		}
+	}
+	t.Fatalf("confirmed_flush_lsn %X did not move past the captured changes (%v) after the heartbeat's offset was stored", moved, recs[1].Offset)
+}
