@@ -107,6 +107,35 @@ func (h *harness) poll(n int) []*connectors.SourceRecord {
 	return out
 }
 
+// streaming waits until the task streams from its slot: with
+// snapshot.mode=no_data, changes made before the slot exists are not
+// captured, and creating a slot waits for running transactions.
+func (h *harness) streaming() {
+	h.t.Helper()
+	s, _ := parseSettings(h.cfg)
+	ctx := context.Background()
+	conn, err := s.connect(ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// A slot being created is active already; its confirmed position
+	// is set once it has found its consistent point.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var ready bool
+		err := conn.QueryRow(ctx, "SELECT coalesce(bool_and(active AND confirmed_flush_lsn IS NOT NULL), false) FROM pg_replication_slots WHERE slot_name = $1", s.slot).Scan(&ready)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("slot %s is not streaming", s.slot)
+		}
+	}
+}
+
 // quiet checks that no further record arrives for a while.
 func (h *harness) quiet() {
 	h.t.Helper()
@@ -247,7 +276,7 @@ func TestRestartMidTransactionResumesWithoutLossOrDuplicate(t *testing.T) {
 	srv.Exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
 	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TombstonesKey, "false"))
 	h.open()
-	h.quiet()
+	h.streaming()
 	srv.Exec(t, `INSERT INTO t SELECT g FROM generate_series(1, 10) g`)
 	// Take the records one by one and store the offset of the 4th only:
 	// as if the task died with the transaction half in Kafka.
@@ -282,7 +311,7 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	srv.Exec(t, `CREATE TABLE toasty (id int PRIMARY KEY, n int, big text)`)
 	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
 	h.open()
-	h.quiet()
+	h.streaming()
 	srv.Exec(t, `INSERT INTO f VALUES (1, 'x', 'y')`)
 	srv.Exec(t, `UPDATE f SET v = 'x2' WHERE id = 1`)
 	srv.Exec(t, `UPDATE f SET id = 2 WHERE id = 1`)
@@ -329,7 +358,7 @@ func TestSlotConfirmedOnlyAfterOffsetsAreStoredAndHeartbeatsAdvanceIt(t *testing
 	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TableIncludeKey, "public.captured", HeartbeatIntervalKey, "200")
 	h := newHarness(t, cfg)
 	h.open()
-	h.quiet()
+	h.streaming()
 	start := confirmedFlush(t, srv, cfg[SlotNameKey])
 
 	// Records polled but whose offsets are not stored: the slot stays.
