@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,22 +65,28 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 // their nullability and its key, and builds the table.
 func (c *catalog) describe(ctx context.Context, schema, name string, cols []colDesc) (*table, error) {
 	qname := pgx.Identifier{schema, name}.Sanitize()
-	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull FROM pg_attribute a
+	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
+		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 		ORDER BY a.attnum`, qname)
 	if err != nil {
 		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
 	}
 	notNull := map[string]bool{}
+	defaults := map[string]string{}
 	var catalogCols []colDesc
 	for rows.Next() {
 		var d colDesc
 		var nn bool
-		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn); err != nil {
+		var def *string
+		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn, &def); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		notNull[d.name] = nn
+		if def != nil {
+			defaults[d.name] = *def
+		}
 		catalogCols = append(catalogCols, d)
 	}
 	rows.Close()
@@ -110,6 +118,11 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 		}
 		optional := !notNull[d.name]
 		sch := conv.schema
+		if def, ok := defaultValue(conv, defaults[d.name]); ok {
+			cp := *sch
+			cp.Default = def
+			sch = &cp
+		}
 		if optional {
 			sch = sch.Optionally()
 		}
@@ -132,6 +145,29 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 	}
 	t.buildSchemas(c.s.prefix)
 	return t, nil
+}
+
+// defaultLiteral matches a column default that is a constant: a number,
+// a boolean, or a quoted literal with a cast ('abc'::text, '-1'::integer).
+var defaultLiteral = regexp.MustCompile(`^(?:'((?:[^']|'')*)'::[a-z0-9_ ."\[\]()]+|(-?[0-9]+(?:\.[0-9]+)?)|(true|false))$`)
+
+// defaultValue converts a column's default expression, as Debezium puts it
+// in the field's schema. Only constants have one: an expression
+// (nextval(...), now(), ...) gives none.
+func defaultValue(conv *converter, expr string) (any, bool) {
+	m := defaultLiteral.FindStringSubmatch(strings.TrimSpace(expr))
+	if m == nil {
+		return nil, false
+	}
+	text := m[2] + m[3]
+	if m[2] == "" && m[3] == "" {
+		text = strings.ReplaceAll(m[1], "''", "'")
+	}
+	v, err := conv.parse(text)
+	if err != nil || v == nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // keyOf returns the primary key's columns, or, as Debezium, those of a

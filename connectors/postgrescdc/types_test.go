@@ -177,3 +177,26 @@ func TestTypesSnapshotAndStreamAgree(t *testing.T) {
 		t.Errorf("n = %v", got)
 	}
 }
+
+func TestColumnDefaultsAreSchemaDefaults(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE defs (id serial PRIMARY KEY, n int NOT NULL DEFAULT -1, s text DEFAULT 'it''s', b boolean DEFAULT true,
+		d numeric(5,2) DEFAULT 1.5, ts timestamptz DEFAULT now(), plain int)`)
+	srv.Exec(t, `INSERT INTO defs DEFAULT VALUES`)
+	h := newHarness(t, cdcConfig(srv))
+	h.open()
+	rec := h.poll(1)[0]
+	row := rec.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
+	want := map[string]any{"id": nil, "n": int32(-1), "s": "it's", "b": true, "ts": nil, "plain": nil}
+	for name, w := range want {
+		if _, s := row.Schema.Field(name); !reflect.DeepEqual(s.Default, w) {
+			t.Errorf("%s default = %#v, want %#v", name, s.Default, w)
+		}
+	}
+	if _, s := row.Schema.Field("d"); s.Default == nil || s.Default.(*big.Rat).Cmp(big.NewRat(3, 2)) != 0 {
+		t.Errorf("d default = %v", s.Default)
+	}
+	if _, s := row.Schema.Field("n"); s.Optional {
+		t.Error("NOT NULL column n is optional")
+	}
+}
