@@ -118,7 +118,9 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 		}
 		optional := !notNull[d.name]
 		sch := conv.schema
-		if def, ok := defaultValue(conv, defaults[d.name]); ok {
+		_, isEnum := c.types[d.oid]
+		isEnum = isEnum && c.types[d.oid] != nil && c.types[d.oid].enumLabels != nil
+		if def, ok := defaultValue(d.oid, isEnum, conv, defaults[d.name]); ok {
 			cp := *sch
 			cp.Default = def
 			sch = &cp
@@ -147,21 +149,51 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 	return t, nil
 }
 
-// defaultLiteral matches a column default that is a constant: a number,
-// a boolean, or a quoted literal with a cast ('abc'::text, '-1'::integer).
-var defaultLiteral = regexp.MustCompile(`^(?:'((?:[^']|'')*)'::[a-z0-9_ ."\[\]()]+|(-?[0-9]+(?:\.[0-9]+)?)|(true|false))$`)
+// functionDefault is Debezium's FUNCTION_DEFAULT_PATTERN: a default that
+// PostgreSQL computes (nextval(...), now(), gen_random_uuid(), ...).
+var functionDefault = regexp.MustCompile(`^[(]?[A-Za-z0-9_.]+\((?:.+(?:, ?.+)*)?\)`)
 
-// defaultValue converts a column's default expression, as Debezium puts it
-// in the field's schema. Only constants have one: an expression
-// (nextval(...), now(), ...) gives none.
-func defaultValue(conv *converter, expr string) (any, bool) {
-	m := defaultLiteral.FindStringSubmatch(strings.TrimSpace(expr))
-	if m == nil {
+// currentDateTimes are the SQL keywords Debezium takes for computed
+// defaults too.
+var currentDateTimes = map[string]bool{"current_timestamp": true, "current_time": true, "current_date": true, "localtime": true, "localtimestamp": true}
+
+// computedDefaults is, per type Debezium gives defaults to, the value
+// standing for a computed default in the schema (Debezium's
+// PostgresDefaultValueConverter placeholders, in PostgreSQL's text form).
+var computedDefaults = map[uint32]string{
+	oidBool: "false", oidBpchar: "", oidVarchar: "", oidText: "", oidNumeric: "0.0", oidFloat4: "0.0", oidFloat8: "0.0",
+	oidInt2: "0", oidInt4: "0", oidInt8: "0", oidJSON: "{}", oidJSONB: "{}", oidXML: "", oidUUID: "00000000-0000-0000-0000-000000000000",
+	oidDate: "1970-01-01", oidTime: "00:00:00", oidTimestamp: "1970-01-01 00:00:00", oidTimestamptz: "1970-01-01 00:00:00+00",
+	oidInterval: "PT0S",
+}
+
+var quotedLiteral = regexp.MustCompile(`^'((?:[^']|'')*)'`)
+
+// defaultValue converts a column's default expression as Debezium does
+// for the schema: a constant is the column's value of it, a computed
+// default the type's placeholder, a type Debezium gives no default (bytea,
+// arrays, money, ...) none.
+func defaultValue(oid uint32, enum bool, conv *converter, expr string) (any, bool) {
+	expr = strings.TrimSpace(expr)
+	placeholder, known := computedDefaults[oid]
+	if expr == "" || (!known && !enum) || strings.HasPrefix(expr, "NULL::") {
 		return nil, false
 	}
-	text := m[2] + m[3]
-	if m[2] == "" && m[3] == "" {
+	var text string
+	switch {
+	case functionDefault.MatchString(expr) || currentDateTimes[strings.ToLower(expr)]:
+		if enum {
+			return nil, false
+		}
+		text = placeholder
+	case strings.HasPrefix(expr, "'"):
+		m := quotedLiteral.FindStringSubmatch(expr)
+		if m == nil {
+			return nil, false
+		}
 		text = strings.ReplaceAll(m[1], "''", "'")
+	default:
+		text = strings.Trim(expr, "()")
 	}
 	v, err := conv.parse(text)
 	if err != nil || v == nil {
