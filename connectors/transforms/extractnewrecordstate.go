@@ -68,13 +68,13 @@ type enrsCacheKey struct {
 func (t *extractNewRecordState) Config() *connectors.ConfigDef {
 	modes := []string{"drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone"}
 	return connectors.NewConfigDef().
-		Define(connectors.ConfigKey{Name: enrsDeleteTombstoneMode, Default: "tombstone", Validate: oneOfFold(modes...), Recommended: modes,
+		Define(connectors.ConfigKey{Name: enrsDeleteTombstoneMode, Default: "tombstone", Validate: caseInsensitive(modes...), Recommended: modes,
 			Doc: "What becomes of deletes and tombstones: drop (both dropped), tombstone (a delete becomes a record with a null value; tombstones dropped), " +
 				"rewrite (a delete becomes its before row with __deleted=true, other rows get __deleted=false; tombstones dropped), " +
 				"rewrite-with-tombstone (rewrite, tombstones kept), delete-to-tombstone (a delete becomes a tombstone; tombstones dropped)."}).
 		Define(connectors.ConfigKey{Name: enrsDropTombstones, Type: connectors.TypeBoolean,
 			Doc: "Debezium 2.x's key, honoured as 2.x did: drop tombstones (default true). Use delete.tombstone.handling.mode instead."}).
-		Define(connectors.ConfigKey{Name: enrsDeleteMode, Validate: oneOfFold("drop", "rewrite", "none"),
+		Define(connectors.ConfigKey{Name: enrsDeleteMode, Validate: caseInsensitive("drop", "rewrite", "none"),
 			Doc: "Debezium 2.x's key, honoured as 2.x did: drop (2.x's default), rewrite or none (a delete becomes a record with a null value). Use delete.tombstone.handling.mode instead."}).
 		Define(connectors.ConfigKey{Name: enrsRouteByField, Importance: connectors.Low,
 			Doc: "A row field whose value replaces the record's topic."}).
@@ -100,16 +100,10 @@ func (t *extractNewRecordState) Config() *connectors.ConfigDef {
 			Doc: "Applies only with drop.fields.header.name, which is not supported: no effect, as in Debezium without it."})
 }
 
-// oneOfFold is Debezium's enum parsing: case-insensitive, trimmed.
-func oneOfFold(allowed ...string) func(string) error {
-	return func(v string) error {
-		for _, a := range allowed {
-			if strings.EqualFold(strings.TrimSpace(v), a) {
-				return nil
-			}
-		}
-		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
-	}
+// caseInsensitive is Debezium's enum parsing: any case, trimmed.
+func caseInsensitive(allowed ...string) func(string) error {
+	check := connectors.OneOf(allowed...)
+	return func(v string) error { return check(strings.ToLower(v)) }
 }
 
 func (t *extractNewRecordState) Configure(props map[string]string) error {
