@@ -127,6 +127,11 @@ func (r *reader) run(ctx context.Context) error {
 		}
 	}
 	if snapshot && s.snapshotMode == SnapshotInitialOnly {
+		// Nothing will ever stream from the slot: kept, it would hold
+		// WAL forever.
+		if err := pglogrepl.DropReplicationSlot(ctx, r.t.repl, s.slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+			return classifyStream(fmt.Errorf("drop replication slot %q after the initial_only snapshot: %w", s.slot, err), s)
+		}
 		r.t.log.Info().Msg("snapshot.mode is initial_only: the snapshot is done, nothing is streamed")
 		<-ctx.Done()
 		return nil

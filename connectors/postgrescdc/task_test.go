@@ -418,3 +418,31 @@ func TestSlotConfirmedOnlyAfterOffsetsAreStoredAndHeartbeatsAdvanceIt(t *testing
 	}
 	t.Fatalf("confirmed_flush_lsn %X did not move past the captured changes (%v) after the heartbeat's offset was stored", moved, recs[1].Offset)
 }
+
+func TestInitialOnlySnapshotsThenStreamsNothingAndFreesTheSlot(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE io (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO io VALUES (1), (2)`)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotInitialOnly)
+	h := newHarness(t, cfg)
+	h.open()
+	h.poll(2)
+	srv.Exec(t, `INSERT INTO io VALUES (3)`)
+	h.quiet()
+	conn := srv.Conn(t)
+	var slots int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", cfg[SlotNameKey]).Scan(&slots); err != nil {
+			t.Fatal(err)
+		}
+		if slots == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slot outlived the initial_only snapshot")
+		}
+	}
+	h.close()
+	h.open() // the snapshot is complete: nothing again
+	h.quiet()
+}
