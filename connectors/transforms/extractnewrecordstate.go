@@ -248,8 +248,8 @@ func (t *extractNewRecordState) withDeleted(s *connectors.Schema, row *connector
 	key := enrsCacheKey{s, "deleted=" + deleted}
 	out := t.cache[key]
 	if out == nil {
+		// As InsertField's copySchemaBasics: required, whatever s is.
 		out = copySchemaBasics(s, connectors.Struct)
-		out.Optional = s.Optional
 		out.Fields = append(make([]connectors.Field, 0, len(s.Fields)+1), s.Fields...)
 		if err := addField(out, enrsDeletedField, connectors.OptionalStringSchema); err != nil {
 			return nil, nil, err
@@ -281,8 +281,8 @@ func (t *extractNewRecordState) addFields(r *connectors.Record, env *connectors.
 	key := enrsCacheKey{row.Schema, "op=" + op}
 	s := t.cache[key]
 	if s == nil {
+		// As Debezium's copySchemaBasics: required, whatever the row's is.
 		s = copySchemaBasics(row.Schema, connectors.Struct)
-		s.Optional = row.Schema.Optional
 		s.Fields = append(make([]connectors.Field, 0, len(row.Schema.Fields)+len(t.fields)), row.Schema.Fields...)
 		for _, f := range t.fields {
 			if fs := f.schema(env.Schema); fs != nil {
@@ -390,8 +390,12 @@ func (f fieldReference) schema(envSchema *connectors.Schema) *connectors.Schema 
 			return nil
 		}
 	}
+	// SchemaUtil.copySchemaBasics(schema).optional(): a struct's fields
+	// are not copied, an array's or map's element schemas are.
 	out := copySchemaBasicsOf(fs)
-	out.Fields, out.Keys, out.Values = fs.Fields, fs.Keys, fs.Values
+	if fs.Type == connectors.Map {
+		out.Keys, out.Values = fs.Keys, fs.Values
+	}
 	out.Optional = true
 	return out
 }
