@@ -115,7 +115,7 @@ func (r *reader) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	}
 	cols := make([]colDesc, len(m.Columns))
 	for i, c := range m.Columns {
-		cols[i] = colDesc{name: c.Name, oid: c.DataType, typmod: c.TypeModifier}
+		cols[i] = colDesc{name: c.Name, oid: c.DataType, typmod: c.TypeModifier, key: c.Flags&1 != 0}
 	}
 	t, err := r.cat.describe(ctx, m.Namespace, m.RelationName, cols)
 	if err != nil {

@@ -446,3 +446,19 @@ func TestInitialOnlySnapshotsThenStreamsNothingAndFreesTheSlot(t *testing.T) {
 	h.open() // the snapshot is complete: nothing again
 	h.quiet()
 }
+
+func TestChangesOfADroppedTableStillArrive(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE doomed (id int PRIMARY KEY, v text NOT NULL)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.streaming()
+	h.close() // decoded later, after the table is gone
+	srv.Exec(t, `INSERT INTO doomed VALUES (1, 'x')`)
+	srv.Exec(t, `DROP TABLE doomed`)
+	h.open()
+	recs := h.poll(1)
+	if got := strings.Join(describe(recs), "|"); got != "srv.public.doomed c 1" || field(recs[0], "after", "v") != "x" {
+		t.Fatalf("got %v", got)
+	}
+}
