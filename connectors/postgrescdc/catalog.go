@@ -77,7 +77,7 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 		}
 		// The table was dropped after the changes being decoded: the
 		// relation message alone describes them (every column optional,
-		// the key its replica identity), where Debezium would fail.
+		// the key its replica identity).
 		gone = true
 		c.log.Warn().Str("table", schema+"."+name).Msg("table no longer exists: its changes are described by the replication stream alone")
 	}
