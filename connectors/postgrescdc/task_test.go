@@ -246,6 +246,9 @@ func TestSnapshotThenStream(t *testing.T) {
 		t.Errorf("first source.sequence = %q", seq)
 	}
 	o := changes[1].Offset
+	if o["messageType"] != "UPDATE" {
+		t.Errorf("update offset messageType = %v", o["messageType"])
+	}
 	for _, k := range []string{"lsn", "lsn_commit", "lsn_proc", "txId", "ts_usec"} {
 		if _, ok := o[k]; !ok {
 			t.Errorf("streaming offset lacks %q: %v", k, o)
