@@ -465,3 +465,16 @@ func TestChangesOfADroppedTableStillArrive(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+func TestSlotDropOnStop(t *testing.T) {
+	srv := pgtest.Start(t)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData, SlotDropOnStopKey, "true")
+	h := newHarness(t, cfg)
+	h.open()
+	h.streaming()
+	h.close()
+	var n int
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", cfg[SlotNameKey]).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("slot.drop.on.stop=true left %d slots (%v)", n, err)
+	}
+}
