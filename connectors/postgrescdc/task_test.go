@@ -478,3 +478,25 @@ func TestSlotDropOnStop(t *testing.T) {
 		t.Fatalf("slot.drop.on.stop=true left %d slots (%v)", n, err)
 	}
 }
+
+func TestSchemaAndColumnLists(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE SCHEMA hidden`)
+	srv.Exec(t, `CREATE TABLE hidden.h (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE users (id int PRIMARY KEY, name text, secret text)`)
+	srv.Exec(t, `INSERT INTO hidden.h VALUES (1)`)
+	srv.Exec(t, `INSERT INTO users VALUES (1, 'a', 's1')`)
+	h := newHarness(t, cdcConfig(srv, SchemaExcludeKey, "HIDDEN", ColumnExcludeKey, `public\.users\.secret`))
+	h.open()
+	snap := h.poll(1)
+	srv.Exec(t, `INSERT INTO hidden.h VALUES (2)`)
+	srv.Exec(t, `UPDATE users SET secret = 's2', name = 'b'`)
+	streamed := h.poll(1)
+	h.quiet()
+	for _, r := range append(snap, streamed...) {
+		after := r.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
+		if r.Topic != "srv.public.users" || after.Get("secret") != nil || len(after.Schema.Fields) != 2 {
+			t.Fatalf("%s: %v", r.Topic, after.Values)
+		}
+	}
+}
