@@ -500,3 +500,22 @@ func TestSchemaAndColumnLists(t *testing.T) {
 		}
 	}
 }
+
+func TestSkippedOperationsAndTruncate(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE ops (id int PRIMARY KEY, v int)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData, SkippedOpsKey, "u"))
+	h.open()
+	h.streaming()
+	srv.Exec(t, `INSERT INTO ops VALUES (1, 1)`)
+	srv.Exec(t, `UPDATE ops SET v = 2`)
+	srv.Exec(t, `TRUNCATE ops`)
+	recs := h.poll(2)
+	h.quiet()
+	if got := strings.Join(describe(recs), "|"); got != "srv.public.ops c 1|srv.public.ops t null" {
+		t.Fatalf("got %v", got)
+	}
+	if table := field(recs[1], "source", "table"); table != "ops" {
+		t.Errorf("truncate source.table = %v", table)
+	}
+}
