@@ -519,3 +519,21 @@ func TestSkippedOperationsAndTruncate(t *testing.T) {
 		t.Errorf("truncate source.table = %v", table)
 	}
 }
+
+func TestFilteredPublicationHoldsTheCapturedTables(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE a (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE b (id int PRIMARY KEY)`)
+	cfg := cdcConfig(srv, PublicationAutoKey, "filtered", TableIncludeKey, `public\.a`)
+	h := newHarness(t, cfg)
+	h.open()
+	h.quiet()
+	var tables []string
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT array_agg(schemaname || '.' || tablename) FROM pg_publication_tables WHERE pubname = $1",
+		cfg[PublicationNameKey]).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tables, ",") != "public.a" {
+		t.Fatalf("publication tables = %v", tables)
+	}
+}
