@@ -537,3 +537,32 @@ func TestFilteredPublicationHoldsTheCapturedTables(t *testing.T) {
 		t.Fatalf("publication tables = %v", tables)
 	}
 }
+
+func TestSnapshotModesAlwaysAndWhenNeeded(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE m (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO m VALUES (1)`)
+	always := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotAlways))
+	always.open()
+	always.poll(1)
+	always.close()
+	always.open() // a complete snapshot is stored: always snapshots again
+	if got := strings.Join(describe(always.poll(1)), "|"); got != "srv.public.m r 1" {
+		t.Fatalf("always: %v", got)
+	}
+	always.close()
+
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotWhenNeeded)
+	needed := newHarness(t, cfg)
+	needed.open()
+	needed.poll(1)
+	needed.close()
+	needed.open() // the offset and the slot are there: no snapshot
+	needed.quiet()
+	needed.close()
+	srvDrop(t, cfg) // the slot is gone: a snapshot is needed
+	needed.open()
+	if got := strings.Join(describe(needed.poll(1)), "|"); got != "srv.public.m r 1" {
+		t.Fatalf("when_needed without the slot: %v", got)
+	}
+}
