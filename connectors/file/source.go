@@ -67,6 +67,7 @@ type SourceTask struct {
 	released   bool
 	tailWait   time.Duration // the next wait at the end of the file
 	nextLook   time.Time     // when the task reads again; zero: now
+	timer      *time.Timer   // sleep's, reused from Poll to Poll
 	scanned    int           // bytes of the pending data known to hold no complete line end
 	pos        int64         // file position of buf[start]
 	err        error         // a read error to report once the records before it are out
@@ -280,16 +281,28 @@ func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Du
 	if left <= 0 || ctx.Err() != nil {
 		return false
 	}
-	timer := time.NewTimer(min(step, left))
-	defer timer.Stop()
 	var data <-chan chunk
 	if t.stream != nil && t.stream.held == nil && !t.stream.ended {
 		data = t.stream.out
 	}
+	// A wait that outlasts the Poll ends with ctx, whose deadline is the
+	// Poll's: a timer of the task's own would fire at the same moment and
+	// cost an allocation and a wake-up per Poll for nothing. Otherwise the
+	// task's one timer is reused.
+	var expired <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok || step < left {
+		if t.timer == nil {
+			t.timer = time.NewTimer(min(step, left))
+		} else {
+			t.timer.Reset(min(step, left))
+		}
+		defer t.timer.Stop()
+		expired = t.timer.C
+	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-timer.C:
+	case <-expired:
 		return time.Until(deadline) > 0
 	case c, ok := <-data:
 		if ok {
