@@ -187,7 +187,12 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 			pausedFetching = paused
 		}
 		p.client.AllowRebalance()
-		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		// As Connect's WorkerSinkTask, a poll waits no longer than until
+		// the next commit is due: what was written is flushed and its
+		// offsets committed on time rather than after a poll that waited
+		// out its timeout on a topic with nothing more.
+		wait := min(pollTimeout, max(0, flushEvery-time.Since(p.lastFlush)))
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		fetches := p.client.PollRecords(pctx, p.maxPollRecords())
 		cancel()
 		if fetches.IsClientClosed() {
