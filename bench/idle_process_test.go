@@ -96,13 +96,15 @@ func cpuPercent(a, b procSample) float64 {
 }
 
 // idleFigures is a worker process at rest: its CPU over the window, its
-// resident set at the window's end, and its own view of goroutines and live
-// heap from GET /metrics.
+// resident set at the window's end, and its own count of goroutines and
+// bytes of goroutine stacks from GET /metrics. (Its live heap is not there:
+// the heap figures in /metrics include garbage not yet collected.
+// BenchmarkIdleTaskMemory measures the live heap per task, in process.)
 type idleFigures struct {
 	cpuPct     float64
 	rss        uint64
 	goroutines float64
-	heap       float64
+	stack      float64
 }
 
 // idleWorkerRun is one run: the worker with no connector, then with k idle
@@ -113,22 +115,25 @@ type idleWorkerRun struct {
 	start       time.Duration // from the first POST until all k RUNNING
 }
 
+// idleTiming is how long a run lets the worker settle and then measures it.
+type idleTiming struct{ warmUp, window time.Duration }
+
 // measureIdle waits out the warm-up, then samples the process over the window.
-func measureIdle(tb testing.TB, w *foWorker) idleFigures {
+func measureIdle(tb testing.TB, w *foWorker, tm idleTiming) idleFigures {
 	tb.Helper()
-	time.Sleep(idleWarmUp)
+	time.Sleep(tm.warmUp)
 	a, err := readProc(w.Pid())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	time.Sleep(*flagIdleWindow)
+	time.Sleep(tm.window)
 	b, err := readProc(w.Pid())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	w.FailIfExited()
-	m := scrapeMetrics(tb, w.rest, "go_goroutines", "go_memstats_heap_alloc_bytes")
-	return idleFigures{cpuPct: cpuPercent(a, b), rss: b.rssBytes, goroutines: m[0], heap: m[1]}
+	m := scrapeMetrics(tb, w.rest, "go_goroutines", "go_memstats_stack_inuse_bytes")
+	return idleFigures{cpuPct: cpuPercent(a, b), rss: b.rssBytes, goroutines: m[0], stack: m[1]}
 }
 
 // scrapeMetrics reads the named unlabelled samples from GET /metrics.
@@ -180,10 +185,10 @@ func startIdleWorker(tb testing.TB) *foWorker {
 // runIdleWorker measures one fresh worker empty, then creates k
 // FileStreamSource connectors, each on an empty file of its own (at its end,
 // as a tailed log with nothing new), and measures it again.
-func runIdleWorker(tb testing.TB, k int) idleWorkerRun {
+func runIdleWorker(tb testing.TB, k int, tm idleTiming) idleWorkerRun {
 	tb.Helper()
 	w := startIdleWorker(tb)
-	r := idleWorkerRun{k: k, empty: measureIdle(tb, w)}
+	r := idleWorkerRun{k: k, empty: measureIdle(tb, w, tm)}
 	dir := tb.TempDir()
 	start := time.Now()
 	// A few creations in flight at once: k one-by-one round trips would
@@ -218,7 +223,7 @@ func runIdleWorker(tb testing.TB, k int) idleWorkerRun {
 	}
 	waitAllRunning(tb, w, k)
 	r.start = time.Since(start)
-	r.full = measureIdle(tb, w)
+	r.full = measureIdle(tb, w, tm)
 	return r
 }
 
@@ -256,8 +261,8 @@ func waitAllRunning(tb testing.TB, w *foWorker, k int) {
 // BenchmarkIdleWorker measures a real `sluice worker` process (with a
 // `sluice broker` beside it) from /proc: its CPU% and RSS with no connector
 // and with K idle FileStreamSource connectors of one task each, and per
-// connector the goroutines and live heap it added (from the worker's own
-// GET /metrics). The CPU window opens after a warm-up. Each iteration is a
+// connector the goroutines, goroutine stacks and resident memory it added
+// (goroutines and stacks from the worker's own GET /metrics). The CPU window opens after a warm-up. Each iteration is a
 // fresh worker; the metrics are medians over iterations.
 func BenchmarkIdleWorker(b *testing.B) {
 	counts, err := parseIdleCounts(*flagIdleConnectors)
@@ -266,7 +271,8 @@ func BenchmarkIdleWorker(b *testing.B) {
 	}
 	for _, k := range counts {
 		b.Run("connectors="+strconv.Itoa(k), func(b *testing.B) {
-			runs := loopRuns(b, func(int) (idleWorkerRun, error) { return runIdleWorker(b, k), nil })
+			tm := idleTiming{warmUp: idleWarmUp, window: *flagIdleWindow}
+			runs := loopRuns(b, func(int) (idleWorkerRun, error) { return runIdleWorker(b, k, tm), nil })
 			med := func(f func(r idleWorkerRun) float64) float64 {
 				v := make([]float64, len(runs))
 				for i, r := range runs {
@@ -280,7 +286,8 @@ func BenchmarkIdleWorker(b *testing.B) {
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return r.empty.cpuPct }), "empty-cpu-%")
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return float64(r.empty.rss) / (1 << 20) }), "empty-rss-MiB")
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.goroutines - r.empty.goroutines) / float64(r.k) }), "goroutines/conn")
-			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.heap - r.empty.heap) / float64(r.k) }), "heap-B/conn")
+			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.stack - r.empty.stack) / float64(r.k) }), "stack-B/conn")
+			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (float64(r.full.rss) - float64(r.empty.rss)) / float64(r.k) }), "rss-B/conn")
 			b.Log("\n" + idleWorkerTable(runs))
 		})
 	}
@@ -289,11 +296,26 @@ func BenchmarkIdleWorker(b *testing.B) {
 func idleWorkerTable(runs []idleWorkerRun) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-4s %5s %10s %10s %9s %9s %11s %11s %8s\n", "run", "conns", "empty CPU%", "empty RSS", "CPU%", "RSS MiB",
-		"goroutines", "heap MiB", "start")
+		"goroutines", "stack MiB", "start")
 	for i, r := range runs {
 		fmt.Fprintf(&b, "%-4d %5d %10.2f %10.1f %9.2f %9.1f %11.0f %11.1f %8s\n", i, r.k, r.empty.cpuPct,
 			float64(r.empty.rss)/(1<<20), r.full.cpuPct, float64(r.full.rss)/(1<<20), r.full.goroutines,
-			r.full.heap/(1<<20), r.start.Round(time.Millisecond))
+			r.full.stack/(1<<20), r.start.Round(time.Millisecond))
 	}
 	return b.String()
+}
+
+// TestIdleWorkerBenchSmoke runs the idle-worker benchmark's code once with
+// three connectors and short windows, so that `go test ./bench/` keeps it
+// working: the process must be found in /proc, and each connector must have
+// added its task's goroutine.
+func TestIdleWorkerBenchSmoke(t *testing.T) {
+	r := runIdleWorker(t, 3, idleTiming{warmUp: 200 * time.Millisecond, window: 500 * time.Millisecond})
+	if r.full.rss == 0 || r.empty.rss == 0 || r.full.cpuPct < 0 {
+		t.Fatalf("implausible figures: %+v", r)
+	}
+	if added := r.full.goroutines - r.empty.goroutines; added < 3 {
+		t.Fatalf("3 connectors added %.0f goroutines, fewer than their 3 tasks", added)
+	}
+	t.Log("\n" + idleWorkerTable([]idleWorkerRun{r}))
 }
