@@ -104,7 +104,7 @@ func runSinkRaw(ctx context.Context, e *env, topic, path string, s sinkSpec) (ti
 // holds every line. The clock starts before the connector config is
 // written, so it includes the config round trip, the task's start and its
 // joining the consumer group, as the raw side's includes its join.
-func runSinkSluice(ctx context.Context, e *env, name, topic, path string, size int64) (sinkTimes, error) {
+func runSinkSluice(ctx context.Context, e *env, name, topic, path string, size int64) (firstDone, error) {
 	start := time.Now()
 	err := e.createConnector(ctx, name, map[string]string{
 		"name": name, "connector.class": file.SinkClass, "tasks.max": "1",
@@ -113,9 +113,9 @@ func runSinkSluice(ctx context.Context, e *env, name, topic, path string, size i
 		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
 	})
 	if err != nil {
-		return sinkTimes{}, err
+		return firstDone{}, err
 	}
-	var t sinkTimes
+	var t firstDone
 	err = e.pollRun(ctx, name, 5*time.Millisecond, func() (bool, error) {
 		st, err := os.Stat(path)
 		if errors.Is(err, os.ErrNotExist) {
@@ -136,16 +136,11 @@ func runSinkSluice(ctx context.Context, e *env, name, topic, path string, size i
 	return t, err
 }
 
-// sinkTimes are the ends of a sink run, from the connector's creation:
-// first when the file first held a byte (start-up: config round trip,
-// task, consumer group, first fetch), done when it held every record.
-type sinkTimes struct{ first, done time.Duration }
-
 // runSinkPair fills a topic, then runs the raw consumer and the sink one
 // after the other, rawFirst choosing the order, and checks that both files
 // hold the same bytes.
-func runSinkPair(ctx context.Context, e *env, dir string, run int, s sinkSpec, rawFirst bool) (runTimes[sinkTimes], error) {
-	var r runTimes[sinkTimes]
+func runSinkPair(ctx context.Context, e *env, dir string, run int, s sinkSpec, rawFirst bool) (runTimes[firstDone], error) {
+	var r runTimes[firstDone]
 	name := fmt.Sprintf("sink-%d", run)
 	size, err := fillSinkTopic(ctx, e, name, s)
 	if err != nil {
@@ -208,7 +203,7 @@ func sameLines(a, b string) error {
 	return nil
 }
 
-func sinkTable(s sinkSpec, rows []runTimes[sinkTimes]) string {
+func sinkTable(s sinkSpec, rows []runTimes[firstDone]) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Kafka -> file, %d records per run (%d partitions, one task), records/s:\n", s.records, s.partitions)
 	fmt.Fprintf(&b, "%-6s %12s %12s %8s %15s\n", "run", "raw kgo", "sluice", "ratio", "first byte (ms)")
@@ -240,10 +235,10 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	dir := b.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	rows := loopRuns(b, func(i int) (runTimes[sinkTimes], error) { return runSinkPair(ctx, e, dir, i, s, i%2 == 0) })
-	raw := sum(rows, func(r runTimes[sinkTimes]) time.Duration { return r.raw })
-	sl := sum(rows, func(r runTimes[sinkTimes]) time.Duration { return r.sluice.done })
-	first := sum(rows, func(r runTimes[sinkTimes]) time.Duration { return r.sluice.first })
+	rows := loopRuns(b, func(i int) (runTimes[firstDone], error) { return runSinkPair(ctx, e, dir, i, s, i%2 == 0) })
+	raw := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.raw })
+	sl := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.sluice.done })
+	first := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.sluice.first })
 	n := int64(s.records) * int64(len(rows))
 	ratios := make([]float64, len(rows))
 	for i, r := range rows {
@@ -267,17 +262,9 @@ func TestSinkBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := sinkSpec{records: 3000, partitions: 2, valueSize: 16}
-	var rows []runTimes[sinkTimes]
-	for run, rawFirst := range []bool{true, false} {
-		r, err := runSinkPair(ctx, e, t.TempDir(), run, s, rawFirst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.raw <= 0 || r.sluice.first <= 0 || r.sluice.done < r.sluice.first {
-			t.Fatalf("run %d: implausible times %+v", run, r)
-		}
-		rows = append(rows, r)
-	}
+	rows := smokePairs(t, func(run int, rawFirst bool) (runTimes[firstDone], error) {
+		return runSinkPair(ctx, e, t.TempDir(), run, s, rawFirst)
+	})
 	t.Log("\n" + sinkTable(s, rows))
 }
 
