@@ -407,11 +407,11 @@ func (t *SourceTask) fill() (int, error) {
 		}
 		t.released = false
 	}
-	if err := t.makeRoom(); err != nil {
-		return 0, err
-	}
 	if t.stream != nil {
 		return t.fillFromStream()
+	}
+	if err := t.makeRoom(); err != nil {
+		return 0, err
 	}
 	n, err := t.file.Read(t.buf[t.end:])
 	t.end += n
@@ -463,6 +463,10 @@ func (t *SourceTask) fillFromStream() (int, error) {
 	}
 	if s.held.err != nil {
 		return 0, pathError("cannot read", t.name(), s.held.err)
+	}
+	// Only a chunk to copy needs the buffer: an idle stream's was released.
+	if err := t.makeRoom(); err != nil {
+		return 0, err
 	}
 	n := copy(t.buf[t.end:], s.held.data)
 	t.end += n

@@ -345,3 +345,46 @@ func TestSourceIdleBacksOffAndReleasesItsBuffer(t *testing.T) {
 		t.Fatalf("position after c: %v, want 19", p)
 	}
 }
+
+// An idle stream drops its read buffer too, and looks without taking one
+// back until a chunk arrives, which is then read at once.
+func TestSourceIdleStdinReleasesItsBuffer(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	task := &SourceTask{stdin: r}
+	if err := task.Open(context.Background(), newLogContext(t), map[string]string{"topic": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { task.Close() })
+	if _, err := w.WriteString("a\n"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = values(poll(t, task, 200*time.Millisecond))
+	}
+	if strings.Join(got, ",") != "a" {
+		t.Fatalf("got %q, want [a]", got)
+	}
+	poll(t, task, 2500*time.Millisecond)
+	if task.buf != nil {
+		t.Fatalf("idle stdin kept a buffer of %d bytes", len(task.buf))
+	}
+	// Looks at an idle stream must not take a buffer back.
+	poll(t, task, 1200*time.Millisecond)
+	if task.buf != nil {
+		t.Fatalf("a look at an idle stdin allocated a buffer of %d bytes", len(task.buf))
+	}
+	if _, err := w.WriteString("b\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The chunk wakes the task within this one Poll: it does not wait out
+	// the idle second, which would end the Poll empty.
+	if got := values(poll(t, task, 500*time.Millisecond)); strings.Join(got, ",") != "b" {
+		t.Fatalf("got %q after the write, want [b]", got)
+	}
+}
