@@ -33,8 +33,9 @@ const (
 	tailInterval    = 50 * time.Millisecond
 	maxTailInterval = time.Second
 	// missingInterval is how often the task looks for a file not created
-	// yet.
-	missingInterval = 250 * time.Millisecond
+	// yet: every second, as Connect's task, which waits one second after
+	// each attempt to open it.
+	missingInterval = time.Second
 	// defaultPollWait bounds a Poll whose ctx has no deadline.
 	defaultPollWait = time.Second
 )
@@ -224,18 +225,6 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, erro
 		deadline = time.Now().Add(defaultPollWait)
 	}
 	for {
-		if t.waiting {
-			opened, err := t.openFile()
-			if err != nil {
-				return nil, err
-			}
-			if !opened {
-				if !t.sleep(ctx, deadline, missingInterval) {
-					return nil, nil
-				}
-				continue
-			}
-		}
 		// The next look is due at nextLook whichever Poll it falls in: the
 		// runtime's polls end at their deadline (500 ms) and must not make
 		// an idle task look more often than its wait says. A chunk a stream
@@ -245,6 +234,16 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, erro
 				return nil, nil
 			}
 			continue
+		}
+		if t.waiting {
+			opened, err := t.openFile()
+			if err != nil {
+				return nil, err
+			}
+			if !opened {
+				t.nextLook = time.Now().Add(missingInterval)
+				continue
+			}
 		}
 		recs, err := t.readBatch()
 		if err != nil || len(recs) > 0 {

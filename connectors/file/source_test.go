@@ -388,3 +388,23 @@ func TestSourceIdleStdinReleasesItsBuffer(t *testing.T) {
 		t.Fatalf("got %q after the write, want [b]", got)
 	}
 }
+
+// A task whose file does not exist yet tries to open it once a second, as
+// Connect's, across Polls that end at their deadline, and reads it soon
+// after it appears.
+func TestSourceLooksForAMissingFileOnceASecond(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "later.txt")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	poll(t, task, 100*time.Millisecond)
+	if next := time.Until(task.nextLook); next < 500*time.Millisecond || next > missingInterval {
+		t.Fatalf("next attempt to open in %v, want about %v", next, missingInterval)
+	}
+	appendFile(t, path, "x\n")
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = values(poll(t, task, 200*time.Millisecond))
+	}
+	if strings.Join(got, ",") != "x" {
+		t.Fatalf("got %q once the file appeared, want [x]", got)
+	}
+}
