@@ -137,7 +137,10 @@ func (p *sinkPipeline) connect() error {
 		kgo.ClientID(fmt.Sprintf("sluice-%s-%s-%d", p.rt.opts.WorkerID, p.id.Connector, p.id.Task)),
 		kgo.FetchMaxBytes(connconfig.SinkFetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(connconfig.SinkFetchMaxPartitionBytes),
-		kgo.FetchMaxWait(250*time.Millisecond),
+		// Connect's consumer default (fetch.max.wait.ms 500 ms): a fetch
+		// returns as soon as records are there, so this bounds only how
+		// often an idle task's consumer asks the broker, twice a second.
+		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.OnPartitionsAssigned(p.assigned),
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
