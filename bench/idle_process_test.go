@@ -1,3 +1,7 @@
+//go:build linux
+
+// The idle-worker benchmark reads the worker process from /proc.
+
 package bench
 
 import (
