@@ -8,6 +8,10 @@
 //     offset tracking, offset flushes) over the limit set by the client.
 //   - BenchmarkIdleTaskMemory measures the heap, stack and goroutines one
 //     idle source task adds to a worker.
+//   - BenchmarkIdleWorker reads a real worker process's CPU and RSS from
+//     /proc with 100 and 500 idle FileStreamSource connectors.
+//   - BenchmarkSinkThroughput runs FileStreamSink and a raw franz-go
+//     consumer writing the same file from the same topic, alternately.
 //   - BenchmarkPostgresSource and BenchmarkPostgresSink compare the JDBC
 //     connectors with plain pgx doing the same work in the same run.
 //   - BenchmarkFailover kills workers of a real three-worker cluster with

@@ -271,3 +271,26 @@ func inOrder(rawFirst bool, before func(), raw, sluice func() error) error {
 	}
 	return nil
 }
+
+// firstDone are the two ends of a sink run, from the connector's creation:
+// first when the destination first held a record (start-up: config round
+// trip, task, consumer group, first fetch), done when it held every one.
+type firstDone struct{ first, done time.Duration }
+
+// smokePairs runs pair twice, raw side first and then Sluice first, as a
+// smoke test does, and fails t on an error or on implausible times.
+func smokePairs(t *testing.T, pair func(run int, rawFirst bool) (runTimes[firstDone], error)) []runTimes[firstDone] {
+	t.Helper()
+	var rows []runTimes[firstDone]
+	for run, rawFirst := range []bool{true, false} {
+		r, err := pair(run, rawFirst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.raw <= 0 || r.sluice.first <= 0 || r.sluice.done < r.sluice.first {
+			t.Fatalf("run %d: implausible times %+v", run, r)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

@@ -168,9 +168,9 @@ func runPgSinkRaw(ctx context.Context, url, table string, s pgSinkSpec) (time.Du
 	return time.Since(start), first
 }
 
-// pgSinkTimes are the ends of a sink run, from the connector's creation:
-// first when the table first held a row, done when it held every row.
-type pgSinkTimes struct{ first, done time.Duration }
+// pgSinkTimes are the ends of a sink run: first when the table first held a
+// row, done when it held every row.
+type pgSinkTimes = firstDone
 
 // runPgSinkSluice creates a JDBC sink connector on the pre-filled topic and
 // waits until the table holds every row. The clock starts before the
@@ -332,16 +332,8 @@ func TestPostgresSinkBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := pgSinkSpec{rows: 1500, tasks: 2, valueSize: 16, mode: "upsert"}
-	var rows []pgSinkPair
-	for run, rawFirst := range []bool{true, false} {
-		r, err := runPgSinkPair(ctx, e, pg, conn, run, s, rawFirst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.raw <= 0 || r.sluice.first <= 0 || r.sluice.done < r.sluice.first {
-			t.Fatalf("run %d: implausible times %+v", run, r)
-		}
-		rows = append(rows, r)
-	}
+	rows := smokePairs(t, func(run int, rawFirst bool) (pgSinkPair, error) {
+		return runPgSinkPair(ctx, e, pg, conn, run, s, rawFirst)
+	})
 	t.Log("\n" + pgSinkTable(s, rows))
 }

@@ -24,10 +24,18 @@ const (
 	// maxLineBytes bounds the pending buffer. Connect grows it without
 	// limit; a file without line breaks would then take the worker's memory.
 	maxLineBytes = 64 << 20
-	// tailInterval is how often a task at the end of its file looks for
-	// more; missingInterval how often it looks for a file not created yet.
+	// tailInterval is how soon a task that just reached the end of its
+	// file looks for more; each look that finds nothing doubles the wait,
+	// up to maxTailInterval, the second Connect's FileStreamSourceTask
+	// waits after every read that found nothing. A file being written to
+	// is followed closely, and an idle one costs one look a second, as in
+	// Connect, rather than twenty.
 	tailInterval    = 50 * time.Millisecond
-	missingInterval = 250 * time.Millisecond
+	maxTailInterval = time.Second
+	// missingInterval is how often the task looks for a file not created
+	// yet: every second, as Connect's task, which waits one second after
+	// each attempt to open it.
+	missingInterval = time.Second
 	// defaultPollWait bounds a Poll whose ctx has no deadline.
 	defaultPollWait = time.Second
 )
@@ -50,11 +58,20 @@ type SourceTask struct {
 	warned  bool
 	startAt int64 // committed position, applied when the file opens
 
-	buf        []byte // pending bytes are buf[start:end]
+	// buf holds the pending bytes, buf[start:end]. It is allocated at the
+	// first read and released once the task has been idle for
+	// maxTailInterval with nothing pending: an idle task then holds no
+	// read buffer (2*readSize bytes each), and allocates one again only
+	// when its file has grown (released).
+	buf        []byte
 	start, end int
-	scanned    int   // bytes of the pending data known to hold no complete line end
-	pos        int64 // file position of buf[start]
-	err        error // a read error to report once the records before it are out
+	released   bool
+	tailWait   time.Duration // the next wait at the end of the file
+	nextLook   time.Time     // when the task reads again; zero: now
+	timer      *time.Timer   // sleep's, reused from Poll to Poll
+	scanned    int           // bytes of the pending data known to hold no complete line end
+	pos        int64         // file position of buf[start]
+	err        error         // a read error to report once the records before it are out
 	closed     bool
 }
 
@@ -71,7 +88,7 @@ func (t *SourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, co
 	t.path = cfg.String(FileKey)
 	t.topic = cfg.String(TopicKey)
 	t.batchSize = cfg.Int(BatchSizeKey)
-	t.buf = make([]byte, 2*readSize)
+	t.tailWait = tailInterval
 
 	if t.path == "" {
 		// As in Connect, stdin has no offsets: a new process has a new stdin.
@@ -208,26 +225,51 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, erro
 		deadline = time.Now().Add(defaultPollWait)
 	}
 	for {
+		// The next look is due at nextLook whichever Poll it falls in: the
+		// runtime's polls end at their deadline (500 ms) and must not make
+		// an idle task look more often than its wait says. A chunk a stream
+		// delivered is looked at at once.
+		if wait := time.Until(t.nextLook); wait > 0 && (t.stream == nil || t.stream.held == nil) {
+			if !t.sleep(ctx, deadline, wait) {
+				return nil, nil
+			}
+			continue
+		}
 		if t.waiting {
 			opened, err := t.openFile()
 			if err != nil {
 				return nil, err
 			}
 			if !opened {
-				if !t.sleep(ctx, deadline, missingInterval) {
-					return nil, nil
-				}
+				t.nextLook = time.Now().Add(missingInterval)
 				continue
 			}
 		}
 		recs, err := t.readBatch()
 		if err != nil || len(recs) > 0 {
+			t.tailWait = tailInterval
+			t.nextLook = time.Time{}
 			return recs, err
 		}
-		if !t.sleep(ctx, deadline, tailInterval) {
-			return nil, nil
+		t.nextLook = time.Now().Add(t.tailWait)
+		if t.tailWait < maxTailInterval {
+			t.tailWait = min(2*t.tailWait, maxTailInterval)
+		} else {
+			t.releaseIdle()
 		}
 	}
+}
+
+// releaseIdle drops the read buffer when nothing is pending in it. A stream
+// delivers its chunks through asyncReader, so its buffer comes back at the
+// next chunk; a file's comes back once its size shows more (fill).
+func (t *SourceTask) releaseIdle() {
+	if t.buf == nil || t.start != t.end {
+		return
+	}
+	t.buf = nil
+	t.start, t.end, t.scanned = 0, 0, 0
+	t.released = t.file != nil
 }
 
 // sleep waits for step, or less when the deadline or ctx comes first, or
@@ -238,16 +280,28 @@ func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Du
 	if left <= 0 || ctx.Err() != nil {
 		return false
 	}
-	timer := time.NewTimer(min(step, left))
-	defer timer.Stop()
 	var data <-chan chunk
 	if t.stream != nil && t.stream.held == nil && !t.stream.ended {
 		data = t.stream.out
 	}
+	// A wait that outlasts the Poll ends with ctx, whose deadline is the
+	// Poll's: a timer of the task's own would fire at the same moment and
+	// cost an allocation and a wake-up per Poll for nothing. Otherwise the
+	// task's one timer is reused.
+	var expired <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok || step < left {
+		if t.timer == nil {
+			t.timer = time.NewTimer(min(step, left))
+		} else {
+			t.timer.Reset(min(step, left))
+		}
+		defer t.timer.Stop()
+		expired = t.timer.C
+	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-timer.C:
+	case <-expired:
 		return time.Until(deadline) > 0
 	case c, ok := <-data:
 		if ok {
@@ -338,11 +392,25 @@ func (t *SourceTask) nextLine() (string, bool) {
 
 // fill reads more bytes after the pending ones and returns how many arrived.
 func (t *SourceTask) fill() (int, error) {
-	if err := t.makeRoom(); err != nil {
-		return 0, err
+	if t.released {
+		// The file's size tells whether there is more, without a buffer
+		// to read into; Connect's task also reads only when the stream
+		// reports bytes available, which for a file is size minus
+		// position.
+		st, err := t.file.Stat()
+		if err != nil {
+			return 0, pathError("cannot stat", t.path, err)
+		}
+		if st.Size() <= t.pos {
+			return 0, nil
+		}
+		t.released = false
 	}
 	if t.stream != nil {
 		return t.fillFromStream()
+	}
+	if err := t.makeRoom(); err != nil {
+		return 0, err
 	}
 	n, err := t.file.Read(t.buf[t.end:])
 	t.end += n
@@ -355,6 +423,9 @@ func (t *SourceTask) fill() (int, error) {
 // makeRoom ensures a large read fits behind the pending bytes, moving them to
 // the front of the buffer or, for a line longer than the buffer, growing it.
 func (t *SourceTask) makeRoom() error {
+	if t.buf == nil {
+		t.buf = make([]byte, 2*readSize)
+	}
 	if len(t.buf)-t.end >= readSize {
 		return nil
 	}
@@ -391,6 +462,10 @@ func (t *SourceTask) fillFromStream() (int, error) {
 	}
 	if s.held.err != nil {
 		return 0, pathError("cannot read", t.name(), s.held.err)
+	}
+	// Only a chunk to copy needs the buffer: an idle stream's was released.
+	if err := t.makeRoom(); err != nil {
+		return 0, err
 	}
 	n := copy(t.buf[t.end:], s.held.data)
 	t.end += n
@@ -455,10 +530,12 @@ func newAsyncReader(r io.Reader, f *os.File) *asyncReader {
 func (a *asyncReader) run(r io.Reader) {
 	defer close(a.out)
 	var idle *time.Timer
+	wait := tailInterval
 	for {
 		b := make([]byte, readSize)
 		n, err := r.Read(b)
 		if n > 0 {
+			wait = tailInterval
 			select {
 			case a.out <- chunk{data: b[:n]}:
 			case <-a.done:
@@ -468,12 +545,14 @@ func (a *asyncReader) run(r io.Reader) {
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
-			// A writer may still come (a FIFO) or the input may grow: tail it.
+			// A writer may still come (a FIFO) or the input may grow:
+			// tail it, waiting longer each time nothing came, as Poll does.
 			if idle == nil {
-				idle = time.NewTimer(tailInterval)
+				idle = time.NewTimer(wait)
 			} else {
-				idle.Reset(tailInterval)
+				idle.Reset(wait)
 			}
+			wait = min(2*wait, maxTailInterval)
 			select {
 			case <-a.done:
 				idle.Stop()

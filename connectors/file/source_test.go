@@ -295,3 +295,116 @@ func TestSourceConfig(t *testing.T) {
 		t.Errorf("TaskConfigs(4) = %v, %v; want exactly one task", tcs, err)
 	}
 }
+
+// An idle task backs off to Connect's one look a second, drops its read
+// buffer, and still reads what is appended afterwards from the right
+// position, following it closely again.
+func TestSourceIdleBacksOffAndReleasesItsBuffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "a\npartial")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	if got := values(poll(t, task, 200*time.Millisecond)); strings.Join(got, ",") != "a" {
+		t.Fatalf("first poll: %q, want [a]", got)
+	}
+	// 50+100+200+400+800 ms of waits reach the cap; the pending "partial"
+	// keeps the buffer.
+	poll(t, task, 2500*time.Millisecond)
+	if task.tailWait != maxTailInterval {
+		t.Fatalf("after 2.5 s idle the wait is %v, want %v", task.tailWait, maxTailInterval)
+	}
+	if task.buf == nil {
+		t.Fatal("the buffer was released while it held a partial line")
+	}
+	appendFile(t, path, " line\n")
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = values(poll(t, task, 200*time.Millisecond))
+	}
+	if strings.Join(got, ",") != "partial line" {
+		t.Fatalf("after the append: %q, want [partial line]", got)
+	}
+	if task.tailWait != tailInterval {
+		t.Fatalf("after data the wait is %v, want %v again", task.tailWait, tailInterval)
+	}
+	// Nothing pending now: idle past the cap releases the buffer.
+	poll(t, task, 3500*time.Millisecond)
+	if task.buf != nil || !task.released {
+		t.Fatalf("idle with nothing pending: buffer of %d bytes kept (released %v)", len(task.buf), task.released)
+	}
+	appendFile(t, path, "b\nc\n")
+	var recs []*connectors.SourceRecord
+	for deadline := time.Now().Add(3 * time.Second); len(recs) < 2 && time.Now().Before(deadline); {
+		recs = append(recs, poll(t, task, 200*time.Millisecond)...)
+	}
+	if strings.Join(values(recs), ",") != "b,c" {
+		t.Fatalf("after the release: %q, want [b c]", values(recs))
+	}
+	// Positions continue from before the release: "a\npartial line\n" is
+	// 15 bytes, "b\nc\n" 4 more.
+	if p := recs[1].Offset[PositionField]; p != int64(19) {
+		t.Fatalf("position after c: %v, want 19", p)
+	}
+}
+
+// An idle stream drops its read buffer too, and looks without taking one
+// back until a chunk arrives, which is then read at once.
+func TestSourceIdleStdinReleasesItsBuffer(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	task := &SourceTask{stdin: r}
+	if err := task.Open(context.Background(), newLogContext(t), map[string]string{"topic": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { task.Close() })
+	if _, err := w.WriteString("a\n"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = values(poll(t, task, 200*time.Millisecond))
+	}
+	if strings.Join(got, ",") != "a" {
+		t.Fatalf("got %q, want [a]", got)
+	}
+	poll(t, task, 2500*time.Millisecond)
+	if task.buf != nil {
+		t.Fatalf("idle stdin kept a buffer of %d bytes", len(task.buf))
+	}
+	// Looks at an idle stream must not take a buffer back.
+	poll(t, task, 1200*time.Millisecond)
+	if task.buf != nil {
+		t.Fatalf("a look at an idle stdin allocated a buffer of %d bytes", len(task.buf))
+	}
+	if _, err := w.WriteString("b\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The chunk wakes the task within this one Poll: it does not wait out
+	// the idle second, which would end the Poll empty.
+	if got := values(poll(t, task, 500*time.Millisecond)); strings.Join(got, ",") != "b" {
+		t.Fatalf("got %q after the write, want [b]", got)
+	}
+}
+
+// A task whose file does not exist yet tries to open it once a second, as
+// Connect's, across Polls that end at their deadline, and reads it soon
+// after it appears.
+func TestSourceLooksForAMissingFileOnceASecond(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "later.txt")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	poll(t, task, 100*time.Millisecond)
+	if next := time.Until(task.nextLook); next < 500*time.Millisecond || next > missingInterval {
+		t.Fatalf("next attempt to open in %v, want about %v", next, missingInterval)
+	}
+	appendFile(t, path, "x\n")
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = values(poll(t, task, 200*time.Millisecond))
+	}
+	if strings.Join(got, ",") != "x" {
+		t.Fatalf("got %q once the file appeared, want [x]", got)
+	}
+}

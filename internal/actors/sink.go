@@ -137,7 +137,10 @@ func (p *sinkPipeline) connect() error {
 		kgo.ClientID(fmt.Sprintf("sluice-%s-%s-%d", p.rt.opts.WorkerID, p.id.Connector, p.id.Task)),
 		kgo.FetchMaxBytes(connconfig.SinkFetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(connconfig.SinkFetchMaxPartitionBytes),
-		kgo.FetchMaxWait(250*time.Millisecond),
+		// Connect's consumer default (fetch.max.wait.ms 500 ms): a fetch
+		// returns as soon as records are there, so this bounds only how
+		// often an idle task's consumer asks the broker, twice a second.
+		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.OnPartitionsAssigned(p.assigned),
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
@@ -187,7 +190,12 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 			pausedFetching = paused
 		}
 		p.client.AllowRebalance()
-		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		// As Connect's WorkerSinkTask, a poll waits no longer than until
+		// the next commit is due: what was written is flushed and its
+		// offsets committed on time rather than after a poll that waited
+		// out its timeout on a topic with nothing more.
+		wait := min(pollTimeout, max(0, flushEvery-time.Since(p.lastFlush)))
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		fetches := p.client.PollRecords(pctx, p.maxPollRecords())
 		cancel()
 		if fetches.IsClientClosed() {

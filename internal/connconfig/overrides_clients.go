@@ -13,12 +13,17 @@ import (
 
 // The sink consumer's own settings, which consumer overrides replace. A
 // session timeout of 10 s (Kafka's is 45 s) moves a dead task's partitions
-// sooner; the fetch sizes bound a task's memory.
+// sooner; fetch.max.bytes bounds a task's memory. max.partition.fetch.bytes
+// is Connect's consumer default, 1 MiB: a fetch of several partitions at
+// 4 MiB each had to arrive and be decoded whole before the task's first
+// record, which delayed a sink's start by over a second on a full topic
+// (BenchmarkSinkThroughput's first-byte-ms), and smaller fetches keep the
+// next one coming while the task writes.
 const (
 	SinkSessionTimeout         = 10 * time.Second
 	SinkHeartbeatInterval      = time.Second
 	SinkFetchMaxBytes          = 16 << 20
-	SinkFetchMaxPartitionBytes = 4 << 20
+	SinkFetchMaxPartitionBytes = 1 << 20
 )
 
 // javaRequestTimeout is request.timeout.ms's default in Kafka's Java
