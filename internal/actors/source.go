@@ -45,9 +45,11 @@ type sourcePipeline struct {
 	lastFlush   time.Time
 }
 
-// pollTimeout bounds one Poll, so pauses, stops and flushes are never late
-// by more than this.
-const pollTimeout = 500 * time.Millisecond
+// pollTimeout bounds one Poll, so that a pause is never late by more than
+// this (a stop cancels the Poll at once). An idle task wakes up once per
+// pollTimeout, so it is as long as Connect's FileStreamSource waits for
+// new lines: shorter would cost idle CPU and buy nothing.
+const pollTimeout = time.Second
 
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	if p.keys.OffsetsTopic != "" {
@@ -465,13 +467,16 @@ func (p *sourcePipeline) flushDue(flushEvery time.Duration) bool {
 	return time.Since(p.lastFlush) >= flushEvery
 }
 
-// pollTimeout bounds the next Poll: an interval boundary must not wait for
-// a slow Poll much past its time.
+// pollTimeout bounds the next Poll: an interval boundary, or the next
+// offset flush, must not wait for a slow Poll much past its time.
 func (p *sourcePipeline) pollTimeout() time.Duration {
-	if p.txn != nil && p.txn.boundary == connconfig.BoundaryInterval {
-		return min(pollTimeout, max(10*time.Millisecond, p.txn.interval-time.Since(p.txn.lastCommit)))
+	if p.txn != nil {
+		if p.txn.boundary == connconfig.BoundaryInterval {
+			return min(pollTimeout, max(10*time.Millisecond, p.txn.interval-time.Since(p.txn.lastCommit)))
+		}
+		return pollTimeout
 	}
-	return pollTimeout
+	return min(pollTimeout, max(10*time.Millisecond, p.rt.opts.OffsetFlushInterval-time.Since(p.lastFlush)))
 }
 
 // batchBoundary ends the transaction where a poll boundary or the
