@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/confluentproto"
+
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -37,55 +39,8 @@ const (
 	protoDateType    = "google.type.Date"
 	protoTimeType    = "google.type.TimeOfDay"
 	protoTimestamp   = "google.protobuf.Timestamp"
-	protoMetaImport  = "confluent/meta.proto"
+	protoMetaImport  = confluentproto.MetaImport
 )
-
-// protoBuiltins are the files a registered .proto may import without a
-// schema reference, as Confluent's serializers treat them: Confluent's meta
-// and decimal types and the google.type ones its Connect converter uses
-// (google/protobuf/* come with protocompile's standard imports). They are
-// written for Sluice from the documented field names and numbers.
-var protoBuiltins = map[string]string{
-	protoMetaImport: `syntax = "proto3";
-package confluent;
-import "google/protobuf/descriptor.proto";
-message Meta {
-  string doc = 1;
-  map<string, string> params = 2;
-  repeated string tags = 3;
-}
-extend google.protobuf.FileOptions { Meta file_meta = 1088; }
-extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
-extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
-extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
-extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
-`,
-	"confluent/type/decimal.proto": `syntax = "proto3";
-package confluent.type;
-message Decimal {
-  bytes value = 1;
-  uint32 precision = 2;
-  int32 scale = 3;
-}
-`,
-	"google/type/date.proto": `syntax = "proto3";
-package google.type;
-message Date {
-  int32 year = 1;
-  int32 month = 2;
-  int32 day = 3;
-}
-`,
-	"google/type/timeofday.proto": `syntax = "proto3";
-package google.type;
-message TimeOfDay {
-  int32 hours = 1;
-  int32 minutes = 2;
-  int32 seconds = 3;
-  int32 nanos = 4;
-}
-`,
-}
 
 // importOf is the file that defines each well-known message type the
 // mapping uses.
@@ -229,7 +184,7 @@ func compileProto(text string, deps map[string]string) (protoreflect.FileDescrip
 			if d, ok := deps[path]; ok {
 				return io.NopCloser(strings.NewReader(d)), nil
 			}
-			if d, ok := protoBuiltins[path]; ok {
+			if d, ok := confluentproto.File(path); ok {
 				return io.NopCloser(strings.NewReader(d)), nil
 			}
 			return nil, fmt.Errorf("import %q is neither a reference of the schema nor a well-known file", path)

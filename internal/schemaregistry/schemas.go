@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluice-io/sluice/internal/confluentproto"
+
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/reporter"
 	"github.com/hamba/avro/v2"
@@ -158,7 +160,7 @@ func compileProto(text string, deps []dependency) (protoreflect.FileDescriptor, 
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(protocompile.CompositeResolver{
 			&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(files)},
-			&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(confluentProtos)},
+			&protocompile.SourceResolver{Accessor: confluentproto.Open},
 		}),
 		Reporter: reporter.NewReporter(func(err reporter.ErrorWithPos) error {
 			if first == nil {
