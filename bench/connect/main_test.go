@@ -1,0 +1,166 @@
+package main
+
+// These tests start no JVM and no broker: they cover the harness's own
+// logic (options, statistics, /proc parsing, the report), so that they
+// can run in `go test ./...`. The harness end to end is `--smoke`.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSmokeSetsTinySizesButExplicitFlagsWin(t *testing.T) {
+	o, err := parseOptions([]string{"--smoke", "--rounds", "2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.records != 10_000 || o.warmup || o.failoverDefaultRounds != 0 || len(o.idle) != 1 || o.idle[0] != 5 {
+		t.Errorf("smoke sizes not applied: %+v", o)
+	}
+	if o.rounds != 2 {
+		t.Errorf("--rounds 2 given with --smoke: rounds = %d", o.rounds)
+	}
+	full, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.records != 1_000_000 || full.rounds != 3 || full.failoverDefaultRounds != 3 || !full.warmup {
+		t.Errorf("defaults: %+v", full)
+	}
+}
+
+func TestBadOptionsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--records", "3"}, "--records"},
+		{[]string{"--line-bytes", "5"}, "--line-bytes"},
+		{[]string{"--rounds", "0"}, "--rounds"},
+		{[]string{"--idle", "500,100"}, "--idle"},
+		{[]string{"--idle", "x"}, "--idle"},
+		{[]string{"--scenarios", "source,bogus"}, "--scenarios"},
+		{[]string{"--window", "10ms"}, "--window"},
+		{[]string{"--failover-connectors", "2"}, "--failover-connectors"},
+		{[]string{"--connect-heap", "2 GB"}, "--connect-heap"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		_, err := parseOptions(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%v: error %v does not name %s", tc.args, err, tc.flag)
+		}
+	}
+}
+
+func TestStatIsMinAndMedian(t *testing.T) {
+	o, _ := parseOptions(nil, io.Discard)
+	r := newResults(o)
+	for _, v := range []float64{30, 10, 20, 40} {
+		r.add("start", connectName, v)
+	}
+	r.add("start", sluiceName, 5)
+	f := r.byKey["start"]
+	if lo, med, n := f.stat(connectName); lo != 10 || med != 25 || n != 4 {
+		t.Errorf("stat = %v %v %v, want 10 25 4", lo, med, n)
+	}
+	if q := f.ratio(); q != 0.2 {
+		t.Errorf("ratio = %v, want 5/25", q)
+	}
+	if _, _, n := r.byKey["sink-rps"].stat(sluiceName); n != 0 {
+		t.Errorf("an unmeasured figure has %d samples", n)
+	}
+	if r.byKey["sink-rps"].ratio() != 0 {
+		t.Error("an unmeasured figure has a ratio")
+	}
+}
+
+func TestCPUTicksAndRSSOfThisProcess(t *testing.T) {
+	m, err := startCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Burn about 300 ms of CPU: the meter must see at least some of it.
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+	}
+	secs, err := m.seconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secs < 0.1 || secs > 5 {
+		t.Errorf("300 ms of busy loop measured as %v CPU s", secs)
+	}
+	rss, err := rssBytes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss < 1<<20 {
+		t.Errorf("RSS of a Go test binary measured as %d bytes", rss)
+	}
+}
+
+func TestLinesAreDistinctAndEnvelopedAsJsonConverterDoes(t *testing.T) {
+	a, b := make([]byte, 100), make([]byte, 100)
+	makeLine(a, 7)
+	makeLine(b, 8)
+	if bytes.Equal(a, b) || a[99] != '\n' || bytes.IndexByte(a[:99], '\n') >= 0 {
+		t.Fatalf("lines: %q %q", a, b)
+	}
+	var env struct {
+		Schema  map[string]any `json:"schema"`
+		Payload string         `json:"payload"`
+	}
+	if err := json.Unmarshal(jsonStringEnvelope(a[:99]), &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Payload != string(a[:99]) || env.Schema["type"] != "string" || env.Schema["optional"] != false {
+		t.Errorf("envelope: %+v", env)
+	}
+}
+
+func TestReportHasEveryFigureAndDrawsPlots(t *testing.T) {
+	o, _ := parseOptions(nil, io.Discard)
+	r := newResults(o)
+	r.add("source-rps", connectName, 200_000)
+	r.add("source-rps", sluiceName, 800_000)
+	r.add("failover-delay0", connectName, 11)
+	r.add("failover-delay0", sluiceName, 0.8)
+	dir := t.TempDir()
+	if err := writeReport(dir, o, environment{command: "go run ./bench/connect"}, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		"| FileStreamSource, 1,000,000 x 100 B lines -> topic | records/s | 200,000 | 200,000 | 800,000 | 800,000 | 4.00 | higher |",
+		"| RSS with 500 idle FileStreamSource connectors | MiB | not run |",
+		"![throughput](throughput.svg)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("README lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "![cpu](cpu.svg)") {
+		t.Error("README links a plot of figures that have no sample")
+	}
+	for _, name := range []string{"throughput.svg", "failover.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("Sluice")) {
+			t.Errorf("%s is not an SVG with a legend", name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cpu.svg")); !os.IsNotExist(err) {
+		t.Errorf("cpu.svg drawn without samples (%v)", err)
+	}
+}

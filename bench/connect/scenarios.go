@@ -1,0 +1,465 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// harness holds what every scenario shares.
+type harness struct {
+	opts    options
+	ctx     context.Context
+	broker  *broker
+	launch  *launcher
+	res     *results
+	workers map[string]*worker // the long-lived worker of each system for the throughput scenarios
+	warm    *dataset
+	data    *dataset
+	empty   string // an empty file: the idle connectors' input
+	log     func(format string, args ...any)
+}
+
+// order is the systems in round r's order: it flips every round, so that
+// neither system always runs on a machine the other has just warmed (page
+// cache, broker's heap) or left busy (garbage, compaction).
+func order(r int) []string {
+	if r%2 == 0 {
+		return systems
+	}
+	return []string{systems[1], systems[0]}
+}
+
+// throughputScenario is one of the three record-moving scenarios.
+type throughputScenario struct {
+	key string
+	run func(h *harness, w *worker, d *dataset, tag string) (records int, elapsed time.Duration, err error)
+}
+
+var throughputScenarios = []throughputScenario{
+	{"source", (*harness).runSource},
+	{"sink", (*harness).runSink},
+	{"parallel", (*harness).runParallel},
+}
+
+// runThroughput starts one worker per system, runs a warm-up pass of each
+// scenario on each (not recorded), then the measured rounds.
+func (h *harness) runThroughput(which []throughputScenario) error {
+	h.workers = map[string]*worker{}
+	defer func() {
+		for _, w := range h.workers {
+			w.proc.stop(60 * time.Second)
+		}
+	}()
+	for _, sys := range systems {
+		w, err := h.launch.start(sys, "bench-"+strings.ToLower(sys), "main-"+strings.ToLower(sys), nil, "")
+		if err != nil {
+			return err
+		}
+		h.workers[sys] = w
+		if _, err := w.waitHealthy(3 * time.Minute); err != nil {
+			return err
+		}
+	}
+	for _, sc := range which {
+		if h.opts.warmup {
+			for _, sys := range systems {
+				n, el, err := sc.run(h, h.workers[sys], h.warm, "warm")
+				if err != nil {
+					return fmt.Errorf("%s warm-up on %s: %w", sc.key, sys, err)
+				}
+				h.log("%-8s %-7s warm-up: %d records in %v (not recorded)", sc.key, sys, n, el.Round(time.Millisecond))
+			}
+		}
+		for r := range h.opts.rounds {
+			for _, sys := range order(r) {
+				w := h.workers[sys]
+				cpu, err := startCPU(w.proc.pid())
+				if err != nil {
+					return err
+				}
+				n, el, err := sc.run(h, w, h.data, fmt.Sprint(r))
+				if err != nil {
+					return fmt.Errorf("%s round %d on %s: %w", sc.key, r+1, sys, err)
+				}
+				secs, err := cpu.seconds()
+				if err != nil {
+					return err
+				}
+				rps := float64(n) / el.Seconds()
+				h.res.add(sc.key+"-rps", sys, rps)
+				h.res.add(sc.key+"-cpu", sys, secs/(float64(n)/1e6))
+				h.log("%-8s %-7s round %d: %d records in %v = %.0f records/s, %.2f CPU s", sc.key, sys, r+1, n, el.Round(time.Millisecond), rps, secs)
+			}
+		}
+	}
+	return nil
+}
+
+// topicName is a run's own topic: fresh, so that its end offsets count
+// exactly the run's records.
+func topicName(scenario, system, tag string) string {
+	return strings.ToLower(fmt.Sprintf("bench-%s-%s-%s", scenario, system, tag))
+}
+
+// connectorName is unique per system as well as per run: a sink
+// connector's consumer group is connect-<name> on both systems, and the
+// two share the broker, so equal names would share committed offsets.
+func connectorName(scenario, system, tag string) string {
+	return strings.ToLower(fmt.Sprintf("%s-%s-%s", scenario, system, tag))
+}
+
+// runSource: one FileStreamSource connector reads the whole file into a
+// fresh topic. Timed from the POST that creates it until the topic holds
+// every line.
+func (h *harness) runSource(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+	topic := topicName("source", w.system, tag)
+	if err := h.broker.createTopic(h.ctx, topic, 1); err != nil {
+		return 0, 0, err
+	}
+	name := connectorName("source", w.system, tag)
+	start := time.Now()
+	if err := w.createConnector(name, fileSourceConfig(d.file, topic), time.Minute); err != nil {
+		return 0, 0, err
+	}
+	done, err := h.broker.waitRecords(h.ctx, topic, int64(d.lines), h.opts.runTimeout, w.alive)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := w.deleteConnector(name, time.Minute); err != nil {
+		return 0, 0, err
+	}
+	return d.lines, done.Sub(start), h.broker.deleteTopic(h.ctx, topic)
+}
+
+// runParallel: one FileStreamSource connector per part file (Connect's
+// FileStreamSource runs one task whatever tasks.max says, so four
+// connectors are four tasks), all into one topic with a partition each.
+func (h *harness) runParallel(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+	topic := topicName("parallel", w.system, tag)
+	if err := h.broker.createTopic(h.ctx, topic, int32(len(d.parts))); err != nil {
+		return 0, 0, err
+	}
+	total := d.partLines * len(d.parts)
+	var names []string
+	start := time.Now()
+	for i, part := range d.parts {
+		name := connectorName("parallel", w.system, fmt.Sprintf("%s-%d", tag, i))
+		if err := w.createConnector(name, fileSourceConfig(part, topic), time.Minute); err != nil {
+			return 0, 0, err
+		}
+		names = append(names, name)
+	}
+	done, err := h.broker.waitRecords(h.ctx, topic, int64(total), h.opts.runTimeout, w.alive)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, name := range names {
+		if err := w.deleteConnector(name, time.Minute); err != nil {
+			return 0, 0, err
+		}
+	}
+	return total, done.Sub(start), h.broker.deleteTopic(h.ctx, topic)
+}
+
+// runSink: one FileStreamSink connector (a new name, so a new consumer
+// group reading from the earliest offset) writes the input topic to a
+// file. Timed from the POST until the file has every line; the file must
+// then equal the source file byte for byte.
+func (h *harness) runSink(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+	dir := filepath.Join(h.launch.runDir, "out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	out := filepath.Join(dir, fmt.Sprintf("sink-%s-%s.txt", strings.ToLower(w.system), tag))
+	name := connectorName("sink", w.system, tag)
+	start := time.Now()
+	if err := w.createConnector(name, fileSinkConfig(out, d.sinkTopic), time.Minute); err != nil {
+		return 0, 0, err
+	}
+	done, err := waitFileSize(out, d.size, h.opts.runTimeout, w.alive)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := w.deleteConnector(name, time.Minute); err != nil {
+		return 0, 0, err
+	}
+	same, err := sameFile(out, d.file)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !same {
+		return 0, 0, fmt.Errorf("%s wrote %s, which differs from the input %s", w.proc.name, out, d.file)
+	}
+	return d.lines, done.Sub(start), os.Remove(out)
+}
+
+// waitFileSize polls a file every 20 ms until it is size bytes long.
+func waitFileSize(path string, size int64, timeout time.Duration, alive func() error) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	var last int64
+	for time.Now().Before(deadline) {
+		if err := alive(); err != nil {
+			return time.Time{}, err
+		}
+		st, err := os.Stat(path)
+		seen := time.Now()
+		if err == nil {
+			last = st.Size()
+			if last == size {
+				return seen, nil
+			}
+			if last > size {
+				return time.Time{}, fmt.Errorf("%s is %d bytes, more than the %d of the input", path, last, size)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return time.Time{}, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("%s is %d of %d bytes after %v", path, last, size, timeout)
+}
+
+// runIdle starts a fresh worker of each system per round (its own group
+// and internal topics, created at its start as on a first deployment),
+// times exec -> GET /health 200, then measures RSS and CPU with 0 and
+// with each count of idle FileStreamSource connectors (tailing an empty
+// file), created through REST.
+func (h *harness) runIdle() error {
+	if err := h.broker.createTopic(h.ctx, "bench-idle", 1); err != nil {
+		return err
+	}
+	for r := range h.opts.rounds {
+		for _, sys := range order(r) {
+			if err := h.idleRound(sys, r); err != nil {
+				return fmt.Errorf("idle round %d on %s: %w", r+1, sys, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (h *harness) idleRound(sys string, r int) error {
+	group := strings.ToLower(fmt.Sprintf("idle-%s-%d", sys, r))
+	w, err := h.launch.start(sys, group, group, nil, "")
+	if err != nil {
+		return err
+	}
+	defer w.proc.stop(60 * time.Second)
+	up, err := w.waitHealthy(3 * time.Minute)
+	if err != nil {
+		return err
+	}
+	startSecs := up.Sub(w.proc.started).Seconds()
+	h.res.add("start", sys, startSecs)
+	h.log("start    %-7s round %d: exec -> GET /health 200 in %.2f s", sys, r+1, startSecs)
+	var names []string
+	for _, count := range append([]int{0}, h.opts.idle...) {
+		for i := len(names); i < count; i++ {
+			name := fmt.Sprintf("idle-%d", i)
+			if err := w.createConnector(name, fileSourceConfig(h.empty, "bench-idle"), 2*time.Minute); err != nil {
+				return err
+			}
+			names = append(names, name)
+		}
+		if _, _, err := w.waitRunning(names, nil, 10*time.Minute, time.Second); err != nil {
+			return err
+		}
+		rss, cpu, err := h.measureIdle(w)
+		if err != nil {
+			return err
+		}
+		h.res.add(fmt.Sprintf("idle-rss-%d", count), sys, rss)
+		h.res.add(fmt.Sprintf("idle-cpu-%d", count), sys, cpu)
+		h.log("idle     %-7s round %d: %d connectors: RSS %.0f MiB, CPU %.2f%%", sys, r+1, count, rss, cpu)
+	}
+	return nil
+}
+
+// measureIdle waits the settle period, then over the window samples RSS
+// each second (returned as the mean, MiB) and the CPU used (returned as a
+// percentage of one core).
+func (h *harness) measureIdle(w *worker) (rssMiB, cpuPct float64, err error) {
+	if err := sleepAlive(h.opts.settle, w.alive); err != nil {
+		return 0, 0, err
+	}
+	cpu, err := startCPU(w.proc.pid())
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	var sum float64
+	var n int
+	for time.Since(start) < h.opts.window {
+		rss, err := rssBytes(w.proc.pid())
+		if err != nil {
+			return 0, 0, err
+		}
+		sum += float64(rss) / (1 << 20)
+		n++
+		if err := sleepAlive(time.Second, w.alive); err != nil {
+			return 0, 0, err
+		}
+	}
+	secs, err := cpu.seconds()
+	if err != nil {
+		return 0, 0, err
+	}
+	return sum / float64(n), 100 * secs / time.Since(start).Seconds(), nil
+}
+
+func sleepAlive(d time.Duration, alive func() error) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := alive(); err != nil {
+			return err
+		}
+		time.Sleep(min(time.Until(deadline), 200*time.Millisecond))
+	}
+	return alive()
+}
+
+// failoverVariant is one way a 3-worker cluster is run for the failover
+// scenario.
+type failoverVariant struct {
+	key    string // the figure it adds to
+	system string
+	extra  map[string]string
+	rounds int
+}
+
+func (h *harness) failoverVariants() []failoverVariant {
+	vs := []failoverVariant{
+		{"failover-delay0", connectName, map[string]string{"scheduled.rebalance.max.delay.ms": "0"}, h.opts.rounds},
+		// Sluice has one behaviour, the one scheduled.rebalance.max.delay.ms=0
+		// asks for (it refuses other values): its runs fill both rows.
+		{"failover-sluice", sluiceName, nil, h.opts.rounds},
+	}
+	if h.opts.failoverDefaultRounds > 0 {
+		vs = append(vs, failoverVariant{"failover-defaults", connectName, nil, h.opts.failoverDefaultRounds})
+	}
+	return vs
+}
+
+// runFailover: per round and variant, a fresh cluster of three workers
+// with idle FileStreamSource connectors (one task each); once every task
+// runs, the worker with the most tasks is killed with SIGKILL, and a
+// survivor's status is read every 50 ms until every task is RUNNING on a
+// survivor.
+func (h *harness) runFailover() error {
+	vs := h.failoverVariants()
+	rounds := 0
+	for _, v := range vs {
+		rounds = max(rounds, v.rounds)
+	}
+	for r := range rounds {
+		round := slices.Clone(vs)
+		if r%2 == 1 {
+			slices.Reverse(round)
+		}
+		for _, v := range round {
+			if r >= v.rounds {
+				continue
+			}
+			secs, err := h.failoverRound(v, r)
+			if err != nil {
+				return fmt.Errorf("failover round %d, %s: %w", r+1, v.key, err)
+			}
+			if v.key == "failover-sluice" {
+				h.res.add("failover-delay0", sluiceName, secs)
+				if h.opts.failoverDefaultRounds > 0 && r < h.opts.failoverDefaultRounds {
+					h.res.add("failover-defaults", sluiceName, secs)
+				}
+			} else {
+				h.res.add(v.key, v.system, secs)
+			}
+			h.log("failover %-7s round %d (%s): kill -9 -> all tasks RUNNING on survivors in %.2f s", v.system, r+1, v.key, secs)
+		}
+	}
+	return nil
+}
+
+func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
+	group := fmt.Sprintf("%s-%d", v.key, r)
+	var ws []*worker
+	defer func() {
+		for _, w := range ws {
+			w.proc.stop(60 * time.Second)
+		}
+	}()
+	join := ""
+	for i := range 3 {
+		w, err := h.launch.start(v.system, group, fmt.Sprintf("%s-w%d", group, i), v.extra, join)
+		if err != nil {
+			return 0, err
+		}
+		ws = append(ws, w)
+		if i == 0 {
+			join = w.bind
+		}
+		if _, err := w.waitHealthy(3 * time.Minute); err != nil {
+			return 0, err
+		}
+	}
+	var names []string
+	for i := range h.opts.failoverConnectors {
+		name := fmt.Sprintf("fo-%d", i)
+		if err := ws[0].createConnector(name, fileSourceConfig(h.empty, "bench-idle"), 2*time.Minute); err != nil {
+			return 0, err
+		}
+		names = append(names, name)
+	}
+	// Wait until the tasks are spread over all three workers, so that the
+	// victim's share is a third of them, as in a balanced cluster.
+	spread := func(place map[string]string) bool {
+		seen := map[string]bool{}
+		for _, id := range place {
+			seen[id] = true
+		}
+		return len(seen) == len(ws)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	var place map[string]string
+	for {
+		var err error
+		_, place, err = ws[0].waitRunning(names, nil, 3*time.Minute, 200*time.Millisecond)
+		if err != nil {
+			return 0, err
+		}
+		if spread(place) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	perWorker := map[string]int{}
+	for _, id := range place {
+		perWorker[id]++
+	}
+	victim, survivor := ws[0], ws[1]
+	for _, w := range ws {
+		if perWorker[w.id] > perWorker[victim.id] {
+			victim = w
+		}
+	}
+	if victim == survivor {
+		survivor = ws[0]
+	}
+	killed, err := victim.proc.kill()
+	if err != nil {
+		return 0, err
+	}
+	timeout := 2 * time.Minute
+	if v.key == "failover-defaults" {
+		timeout = 10 * time.Minute // Connect waits scheduled.rebalance.max.delay.ms, 5 minutes
+	}
+	done, _, err := survivor.waitRunning(names, func(id string) bool { return id != victim.id }, timeout, 50*time.Millisecond)
+	if err != nil {
+		return 0, err
+	}
+	return done.Sub(killed).Seconds(), nil
+}
