@@ -84,6 +84,7 @@ type options struct {
 	failoverDefaultRounds int
 	connectHeap           string
 	runTimeout            time.Duration
+	note                  string
 }
 
 var allScenarios = []string{"source", "sink", "parallel", "idle", "failover"}
@@ -113,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.failoverDefaultRounds, "failover-default-rounds", -1, "rounds of failover with Connect at its defaults, each waits ~5 minutes (default: --rounds; 0 skips them)")
 	fs.StringVar(&o.connectHeap, "connect-heap", "2G", "the Connect workers' -Xmx, as connect-distributed.sh sets it")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "how long one throughput run may take before the harness gives up")
+	fs.StringVar(&o.note, "note", "", "a paragraph for the results README, such as what else ran on the machine")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -263,44 +265,33 @@ func run(o options) (err error) {
 	if err := os.WriteFile(h.empty, nil, 0o644); err != nil {
 		return err
 	}
-	var which []throughputScenario
-	for _, sc := range throughputScenarios {
-		if slices.Contains(o.scenarios, sc.key) {
-			which = append(which, sc)
+	// The report is rewritten after every scenario, so that a run that
+	// fails or is interrupted late still leaves what it measured, marked
+	// as incomplete.
+	report := func(status string) error {
+		e := describeEnvironment(repo, kafkaVersion)
+		e.started, e.finished = env.started, time.Now()
+		notes := []string{"Both systems run on the same broker, the same machine and the same input; " +
+			"the machine also runs whatever else was running (see the ADR on noise)."}
+		if o.note != "" {
+			notes = append(notes, o.note)
 		}
+		if o.smoke {
+			notes = append(notes, "**Smoke run: tiny sizes that prove the harness works; the figures mean little.**")
+		}
+		if status != "" {
+			notes = append(notes, "**Incomplete run: "+status+".**")
+		}
+		return writeReport(o.out, o, e, h.res, notes)
 	}
-	if len(which) > 0 {
-		logf("writing %s lines of %d B and filling the sink's input topic", count(o.records), o.lineBytes)
-		if h.data, err = makeDataset(ctx, b, filepath.Join(o.workDir, "data"), "lines", o.records, o.lineBytes, 4); err != nil {
-			return err
+	if err := h.runScenarios(report); err != nil {
+		// The first line: a worker's exit also carries its log's tail.
+		if rerr := report("it stopped with: " + strings.SplitN(err.Error(), "\n", 2)[0]); rerr != nil {
+			logf("writing the partial report: %v", rerr)
 		}
-		if o.warmup {
-			if h.warm, err = makeDataset(ctx, b, filepath.Join(o.workDir, "data"), "warmup", max(o.records/10, 4), o.lineBytes, 4); err != nil {
-				return err
-			}
-		}
-		if err := h.runThroughput(which); err != nil {
-			return err
-		}
+		return err
 	}
-	if slices.Contains(o.scenarios, "idle") {
-		if err := h.runIdle(); err != nil {
-			return err
-		}
-	}
-	if slices.Contains(o.scenarios, "failover") {
-		if err := h.runFailover(); err != nil {
-			return err
-		}
-	}
-	env2 := describeEnvironment(repo, kafkaVersion)
-	env2.started, env2.finished = env.started, time.Now()
-	notes := []string{"Both systems run on the same broker, the same machine and the same input; " +
-		"the machine also runs whatever else was running (see the ADR on noise)."}
-	if o.smoke {
-		notes = append(notes, "**Smoke run: tiny sizes that prove the harness works; the figures mean little.**")
-	}
-	if err := writeReport(o.out, o, env2, h.res, notes); err != nil {
+	if err := report(""); err != nil {
 		return err
 	}
 	logf("results in %s", filepath.Join(o.out, "README.md"))
@@ -331,4 +322,47 @@ func connectClasspath(ctx context.Context, repo, workDir string) (string, string
 		return "", "", fmt.Errorf("%s names no connect-runtime jar", cp)
 	}
 	return cp, m[1], nil
+}
+
+// runScenarios runs the chosen scenarios in order, calling report after
+// each with a note of what is still to run.
+func (h *harness) runScenarios(report func(status string) error) error {
+	o := h.opts
+	var which []throughputScenario
+	for _, sc := range throughputScenarios {
+		if slices.Contains(o.scenarios, sc.key) {
+			which = append(which, sc)
+		}
+	}
+	if len(which) > 0 {
+		h.log("writing %s lines of %d B and filling the sink's input topic", count(o.records), o.lineBytes)
+		var err error
+		dataDir := filepath.Join(h.launch.runDir, "data")
+		if h.data, err = makeDataset(h.ctx, h.broker, dataDir, "lines", o.records, o.lineBytes, 4); err != nil {
+			return err
+		}
+		if o.warmup {
+			if h.warm, err = makeDataset(h.ctx, h.broker, dataDir, "warmup", max(o.records/10, 4), o.lineBytes, 4); err != nil {
+				return err
+			}
+		}
+		if err := h.runThroughput(which); err != nil {
+			return err
+		}
+		if err := report("the idle and failover scenarios were still to run"); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.scenarios, "idle") {
+		if err := h.runIdle(); err != nil {
+			return err
+		}
+		if err := report("the failover scenario was still to run"); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.scenarios, "failover") {
+		return h.runFailover()
+	}
+	return nil
 }

@@ -150,8 +150,9 @@ func writeProps(path string, props map[string]string) error {
 var client = &http.Client{Timeout: 30 * time.Second}
 
 // waitHealthy polls GET /health (Connect has it since 3.9, KIP-1017: 200
-// once the worker has started and joined its group) every 20 ms and
-// returns when it first answered 200.
+// once the worker has started and joined its group) every 50 ms and
+// returns when it first answered 200. Not faster: Connect logs every
+// request at INFO, and the polling must not be what slows its start.
 func (w *worker) waitHealthy(timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	last := "no answer yet"
@@ -171,7 +172,7 @@ func (w *worker) waitHealthy(timeout time.Duration) (time.Time, error) {
 		} else {
 			last = err.Error()
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	return time.Time{}, fmt.Errorf("%s: GET /health not 200 within %v; last answer: %s", w.proc.name, timeout, last)
 }
