@@ -235,7 +235,10 @@ func run(o options) (err error) {
 		}
 		logf("the broker's and workers' logs are in %s", o.workDir)
 	}()
-	env := environment{started: time.Now()}
+	// The revision now, before the build: the checkout may change while
+	// the run goes on, and the figures are those of the binary built here.
+	revision := gitRevision(repo)
+	started := time.Now()
 
 	logf("building the sluice binary")
 	bin := filepath.Join(o.workDir, "sluice")
@@ -269,8 +272,8 @@ func run(o options) (err error) {
 	// fails or is interrupted late still leaves what it measured, marked
 	// as incomplete.
 	report := func(status string) error {
-		e := describeEnvironment(repo, kafkaVersion)
-		e.started, e.finished = env.started, time.Now()
+		e := describeEnvironment(kafkaVersion)
+		e.sluiceRevision, e.started, e.finished = revision, started, time.Now()
 		notes := []string{"Both systems run on the same broker, the same machine and the same input; " +
 			"the machine also runs whatever else was running (see the ADR on noise)."}
 		if o.note != "" {

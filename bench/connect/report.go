@@ -29,7 +29,7 @@ type environment struct {
 	started, finished     time.Time
 }
 
-func describeEnvironment(repo, kafkaVersion string) environment {
+func describeEnvironment(kafkaVersion string) environment {
 	e := environment{goVersion: runtime.Version(), kafka: kafkaVersion, command: commandLine()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		n := 0
@@ -60,10 +60,16 @@ func describeEnvironment(repo, kafkaVersion string) environment {
 	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
 		e.java = strings.Join(strings.Fields(strings.Split(string(out), "\n")[0]), " ")
 	}
-	if out, err := exec.Command("git", "-C", repo, "describe", "--always", "--dirty").Output(); err == nil {
-		e.sluiceRevision = strings.TrimSpace(string(out))
-	}
 	return e
+}
+
+// gitRevision names the checkout's commit, "-dirty" when it has changes.
+func gitRevision(repo string) string {
+	out, err := exec.Command("git", "-C", repo, "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // commandLine is how the harness was invoked, to rerun it.
