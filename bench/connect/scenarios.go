@@ -38,7 +38,39 @@ func order(r int) []string {
 // throughputScenario is one of the three record-moving scenarios.
 type throughputScenario struct {
 	key string
-	run func(h *harness, w *worker, d *dataset, tag string) (records int, elapsed time.Duration, err error)
+	run func(h *harness, w *worker, d *dataset, tag string) (measured, error)
+}
+
+// measured is one throughput run: its records, the time from the first
+// POST until the last record was seen, and the worker's CPU seconds over
+// that same span (not over the connector's deletion after it).
+type measured struct {
+	records int
+	elapsed time.Duration
+	cpu     float64
+}
+
+// measure reads the worker's CPU and the clock, calls begin (the POSTs
+// that create the connectors), waits for the run's end with done, and
+// reads the CPU again at once.
+func measure(w *worker, records int, begin func() error, done func() (time.Time, error)) (measured, error) {
+	cpu, err := startCPU(w.proc.pid())
+	if err != nil {
+		return measured{}, err
+	}
+	start := time.Now()
+	if err := begin(); err != nil {
+		return measured{}, err
+	}
+	end, err := done()
+	if err != nil {
+		return measured{}, err
+	}
+	secs, err := cpu.seconds()
+	if err != nil {
+		return measured{}, err
+	}
+	return measured{records: records, elapsed: end.Sub(start), cpu: secs}, nil
 }
 
 var throughputScenarios = []throughputScenario{
@@ -69,32 +101,23 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 	for _, sc := range which {
 		if h.opts.warmup {
 			for _, sys := range systems {
-				n, el, err := sc.run(h, h.workers[sys], h.warm, "warm")
+				m, err := sc.run(h, h.workers[sys], h.warm, "warm")
 				if err != nil {
 					return fmt.Errorf("%s warm-up on %s: %w", sc.key, sys, err)
 				}
-				h.log("%-8s %-7s warm-up: %d records in %v (not recorded)", sc.key, sys, n, el.Round(time.Millisecond))
+				h.log("%-8s %-7s warm-up: %d records in %v (not recorded)", sc.key, sys, m.records, m.elapsed.Round(time.Millisecond))
 			}
 		}
 		for r := range h.opts.rounds {
 			for _, sys := range order(r) {
-				w := h.workers[sys]
-				cpu, err := startCPU(w.proc.pid())
-				if err != nil {
-					return err
-				}
-				n, el, err := sc.run(h, w, h.data, fmt.Sprint(r))
+				m, err := sc.run(h, h.workers[sys], h.data, fmt.Sprint(r))
 				if err != nil {
 					return fmt.Errorf("%s round %d on %s: %w", sc.key, r+1, sys, err)
 				}
-				secs, err := cpu.seconds()
-				if err != nil {
-					return err
-				}
-				rps := float64(n) / el.Seconds()
+				rps := float64(m.records) / m.elapsed.Seconds()
 				h.res.add(sc.key+"-rps", sys, rps)
-				h.res.add(sc.key+"-cpu", sys, secs/(float64(n)/1e6))
-				h.log("%-8s %-7s round %d: %d records in %v = %.0f records/s, %.2f CPU s", sc.key, sys, r+1, n, el.Round(time.Millisecond), rps, secs)
+				h.res.add(sc.key+"-cpu", sys, m.cpu/(float64(m.records)/1e6))
+				h.log("%-8s %-7s round %d: %d records in %v = %.0f records/s, %.2f CPU s", sc.key, sys, r+1, m.records, m.elapsed.Round(time.Millisecond), rps, m.cpu)
 			}
 		}
 	}
@@ -117,86 +140,89 @@ func connectorName(scenario, system, tag string) string {
 // runSource: one FileStreamSource connector reads the whole file into a
 // fresh topic. Timed from the POST that creates it until the topic holds
 // every line.
-func (h *harness) runSource(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+func (h *harness) runSource(w *worker, d *dataset, tag string) (measured, error) {
 	topic := topicName("source", w.system, tag)
 	if err := h.broker.createTopic(h.ctx, topic, 1); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	name := connectorName("source", w.system, tag)
-	start := time.Now()
-	if err := w.createConnector(name, fileSourceConfig(d.file, topic), time.Minute); err != nil {
-		return 0, 0, err
-	}
-	done, err := h.broker.waitRecords(h.ctx, topic, int64(d.lines), h.opts.runTimeout, w.alive)
+	m, err := measure(w, d.lines,
+		func() error { return w.createConnector(name, fileSourceConfig(d.file, topic), time.Minute) },
+		func() (time.Time, error) {
+			return h.broker.waitRecords(h.ctx, topic, int64(d.lines), h.opts.runTimeout, w.alive)
+		})
 	if err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	if err := w.deleteConnector(name, time.Minute); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
-	return d.lines, done.Sub(start), h.broker.deleteTopic(h.ctx, topic)
+	return m, h.broker.deleteTopic(h.ctx, topic)
 }
 
 // runParallel: one FileStreamSource connector per part file (Connect's
 // FileStreamSource runs one task whatever tasks.max says, so four
 // connectors are four tasks), all into one topic with a partition each.
-func (h *harness) runParallel(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+func (h *harness) runParallel(w *worker, d *dataset, tag string) (measured, error) {
 	topic := topicName("parallel", w.system, tag)
 	if err := h.broker.createTopic(h.ctx, topic, int32(len(d.parts))); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	total := d.partLines * len(d.parts)
 	var names []string
-	start := time.Now()
-	for i, part := range d.parts {
-		name := connectorName("parallel", w.system, fmt.Sprintf("%s-%d", tag, i))
-		if err := w.createConnector(name, fileSourceConfig(part, topic), time.Minute); err != nil {
-			return 0, 0, err
-		}
-		names = append(names, name)
-	}
-	done, err := h.broker.waitRecords(h.ctx, topic, int64(total), h.opts.runTimeout, w.alive)
+	m, err := measure(w, total,
+		func() error {
+			for i, part := range d.parts {
+				name := connectorName("parallel", w.system, fmt.Sprintf("%s-%d", tag, i))
+				if err := w.createConnector(name, fileSourceConfig(part, topic), time.Minute); err != nil {
+					return err
+				}
+				names = append(names, name)
+			}
+			return nil
+		},
+		func() (time.Time, error) {
+			return h.broker.waitRecords(h.ctx, topic, int64(total), h.opts.runTimeout, w.alive)
+		})
 	if err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	for _, name := range names {
 		if err := w.deleteConnector(name, time.Minute); err != nil {
-			return 0, 0, err
+			return measured{}, err
 		}
 	}
-	return total, done.Sub(start), h.broker.deleteTopic(h.ctx, topic)
+	return m, h.broker.deleteTopic(h.ctx, topic)
 }
 
 // runSink: one FileStreamSink connector (a new name, so a new consumer
 // group reading from the earliest offset) writes the input topic to a
 // file. Timed from the POST until the file has every line; the file must
 // then equal the source file byte for byte.
-func (h *harness) runSink(w *worker, d *dataset, tag string) (int, time.Duration, error) {
+func (h *harness) runSink(w *worker, d *dataset, tag string) (measured, error) {
 	dir := filepath.Join(h.launch.runDir, "out")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	out := filepath.Join(dir, fmt.Sprintf("sink-%s-%s.txt", strings.ToLower(w.system), tag))
 	name := connectorName("sink", w.system, tag)
-	start := time.Now()
-	if err := w.createConnector(name, fileSinkConfig(out, d.sinkTopic), time.Minute); err != nil {
-		return 0, 0, err
-	}
-	done, err := waitFileSize(out, d.size, h.opts.runTimeout, w.alive)
+	m, err := measure(w, d.lines,
+		func() error { return w.createConnector(name, fileSinkConfig(out, d.sinkTopic), time.Minute) },
+		func() (time.Time, error) { return waitFileSize(out, d.size, h.opts.runTimeout, w.alive) })
 	if err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	if err := w.deleteConnector(name, time.Minute); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	same, err := sameFile(out, d.file)
 	if err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	if !same {
-		return 0, 0, fmt.Errorf("%s wrote %s, which differs from the input %s", w.proc.name, out, d.file)
+		return measured{}, fmt.Errorf("%s wrote %s, which differs from the input %s", w.proc.name, out, d.file)
 	}
-	return d.lines, done.Sub(start), os.Remove(out)
+	return m, os.Remove(out)
 }
 
 // waitFileSize polls a file every 20 ms until it is size bytes long.
