@@ -239,6 +239,8 @@ func run(o options) (err error) {
 	// the run goes on, and the figures are those of the binary built here.
 	revision := gitRevision(repo)
 	started := time.Now()
+	load := startLoadMeter()
+	defer load.close()
 
 	logf("building the sluice binary")
 	bin := filepath.Join(o.workDir, "sluice")
@@ -274,6 +276,7 @@ func run(o options) (err error) {
 	report := func(status string) error {
 		e := describeEnvironment(kafkaVersion)
 		e.sluiceRevision, e.started, e.finished = revision, started, time.Now()
+		e.load = load.summary()
 		notes := []string{"Both systems run on the same broker, the same machine and the same input; " +
 			"the machine also runs whatever else was running (see the ADR on noise)."}
 		if o.note != "" {

@@ -180,3 +180,16 @@ func rusageSeconds(t *testing.T) float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+func TestLoadMeterSummarisesTheSamples(t *testing.T) {
+	if _, err := loadAverage(); err != nil {
+		t.Fatal(err)
+	}
+	m := &loadMeter{samples: []float64{9, 1, 4}}
+	if got, want := m.summary(), "min 1.0, median 4.0, max 9.0 (3 samples, every 5 s)"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+	if (&loadMeter{}).summary() != "" {
+		t.Error("a meter without samples summarises to something")
+	}
+}

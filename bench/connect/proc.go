@@ -7,8 +7,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -182,4 +184,61 @@ func tailFile(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// loadMeter samples the machine's 1-minute load average every 5 s for
+// the results README: how busy the machine was says how far to trust
+// the figures, and a run cannot tell what else ran otherwise.
+type loadMeter struct {
+	mu      sync.Mutex
+	samples []float64
+	stop    chan struct{}
+}
+
+func startLoadMeter() *loadMeter {
+	m := &loadMeter{stop: make(chan struct{})}
+	go func() {
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			if v, err := loadAverage(); err == nil {
+				m.mu.Lock()
+				m.samples = append(m.samples, v)
+				m.mu.Unlock()
+			}
+			select {
+			case <-m.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *loadMeter) close() { close(m.stop) }
+
+// summary is "min X, median Y, max Z (N samples)", or "" without samples.
+func (m *loadMeter) summary() string {
+	m.mu.Lock()
+	s := slices.Clone(m.samples)
+	m.mu.Unlock()
+	if len(s) == 0 {
+		return ""
+	}
+	slices.Sort(s)
+	return fmt.Sprintf("min %.1f, median %.1f, max %.1f (%d samples, every 5 s)", s[0], s[len(s)/2], s[len(s)-1], len(s))
+}
+
+// loadAverage is the first field of /proc/loadavg.
+func loadAverage() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("/proc/loadavg is empty")
+	}
+	return strconv.ParseFloat(f[0], 64)
 }

@@ -27,6 +27,7 @@ type environment struct {
 	kafka, sluiceRevision string
 	command               string
 	started, finished     time.Time
+	load                  string // the 1-minute load average over the run
 }
 
 func describeEnvironment(kafkaVersion string) environment {
@@ -143,6 +144,7 @@ func writeReport(dir string, o options, e environment, r *results, notes []strin
 	}
 	b.WriteString("## Machine and versions\n\n")
 	fmt.Fprintf(&b, "- CPU: %s, %s logical cores; memory %s\n", orUnknown(e.cpu), orUnknown(e.cores), orUnknown(e.mem))
+	fmt.Fprintf(&b, "- Load average (1 minute) during the run: %s\n", orUnknown(e.load))
 	fmt.Fprintf(&b, "- Go %s (harness and Sluice); Java: %s\n", e.goVersion, orUnknown(e.java))
 	fmt.Fprintf(&b, "- Apache Kafka (broker) and Kafka Connect %s from Maven Central (bench/connect/pom.xml, test/kafka/pom.xml)\n", e.kafka)
 	fmt.Fprintf(&b, "- Sluice at %s\n", orUnknown(e.sluiceRevision))
