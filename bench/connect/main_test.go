@@ -193,3 +193,26 @@ func TestLoadMeterSummarisesTheSamples(t *testing.T) {
 		t.Error("a meter without samples summarises to something")
 	}
 }
+
+func TestGroupLeaderIsTheLastOneEachSystemLogged(t *testing.T) {
+	for _, tc := range []struct{ log, want string }{
+		{"... Assignment{error=0, leader='connect-1', leaderUrl='http://127.0.0.1:35289/', offset=3}\n" +
+			"... Assignment{error=0, leader='connect-2', leaderUrl='http://127.0.0.1:34295/', offset=5}\n", "127.0.0.1:34295"},
+		{`{"logger":"sluice.group","generation":1,"leader":true,"leader_worker":"127.0.0.1:43475"}` + "\n" +
+			`{"logger":"sluice.group","generation":2,"leader":false,"leader_worker":"127.0.0.1:38871"}` + "\n", "127.0.0.1:38871"},
+	} {
+		path := filepath.Join(t.TempDir(), "w.log")
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := groupLeader(&worker{proc: &proc{name: "w", logPath: path}})
+		if err != nil || got != tc.want {
+			t.Errorf("groupLeader = %q, %v; want %q", got, err, tc.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "empty.log")
+	os.WriteFile(path, []byte("starting\n"), 0o644)
+	if _, err := groupLeader(&worker{proc: &proc{name: "w", logPath: path}}); err == nil {
+		t.Error("a log without a leader gave one")
+	}
+}

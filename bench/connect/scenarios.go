@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -374,9 +375,9 @@ func (h *harness) failoverVariants() []failoverVariant {
 
 // runFailover: per round and variant, a fresh cluster of three workers
 // with idle FileStreamSource connectors (one task each); once every task
-// runs, the worker with the most tasks is killed with SIGKILL, and a
-// survivor's status is read every 50 ms until every task is RUNNING on a
-// survivor.
+// runs, the worker with the most tasks other than the group's leader is
+// killed with SIGKILL, and the leader's status is read every 50 ms until
+// every task is RUNNING on a survivor.
 func (h *harness) runFailover() error {
 	vs := h.failoverVariants()
 	rounds := 0
@@ -462,18 +463,32 @@ func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// The victim is not the group's leader. A new leader starts without
+	// the previous assignment, so Connect reassigns a dead leader's tasks
+	// at once whatever scheduled.rebalance.max.delay.ms says; the delay,
+	// Connect's default behaviour, applies to the other workers, two in
+	// three here.
+	leader, err := groupLeader(ws[0])
+	if err != nil {
+		return 0, err
+	}
 	perWorker := map[string]int{}
 	for _, id := range place {
 		perWorker[id]++
 	}
-	victim, survivor := ws[0], ws[1]
+	var victim, survivor *worker
 	for _, w := range ws {
-		if perWorker[w.id] > perWorker[victim.id] {
+		if w.id == leader {
+			survivor = w
+		} else if victim == nil || perWorker[w.id] >= perWorker[victim.id] {
 			victim = w
 		}
 	}
-	if victim == survivor {
-		survivor = ws[0]
+	if survivor == nil || victim == nil {
+		return 0, fmt.Errorf("the group's leader %s is none of the workers %s, %s, %s", leader, ws[0].id, ws[1].id, ws[2].id)
+	}
+	if perWorker[victim.id] == 0 {
+		return 0, fmt.Errorf("no task runs on %s, the non-leader with the most tasks: placement %v", victim.id, place)
 	}
 	killed, err := victim.proc.kill()
 	if err != nil {
@@ -488,4 +503,23 @@ func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
 		return 0, err
 	}
 	return done.Sub(killed).Seconds(), nil
+}
+
+// leaderLine finds the group's leader in a worker's log: Connect logs
+// each assignment with leaderUrl='http://host:port/', Sluice with
+// "leader_worker":"host:port"; both are the leader's worker id.
+var leaderLine = regexp.MustCompile(`leaderUrl='http://([^/']+)/'|"leader_worker":"([^"]+)"`)
+
+// groupLeader is the leader of w's group as w last logged it.
+func groupLeader(w *worker) (string, error) {
+	b, err := os.ReadFile(w.proc.logPath)
+	if err != nil {
+		return "", err
+	}
+	all := leaderLine.FindAllSubmatch(b, -1)
+	if len(all) == 0 {
+		return "", fmt.Errorf("%s: no leaderUrl= or leader_worker in its log %s: cannot tell the group's leader", w.proc.name, w.proc.logPath)
+	}
+	last := all[len(all)-1]
+	return string(last[1]) + string(last[2]), nil
 }
