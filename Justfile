@@ -25,7 +25,7 @@ ci:
 bench:
     go test -run '^$' -bench . -benchtime 3x -count 1 ./bench/
 
-# Sluice and Apache Kafka Connect side by side on one Apache Kafka (about an hour;
+# Sluice and Apache Kafka Connect side by side on one Apache Kafka (over an hour;
 # --smoke takes minutes); writes bench/results/README.md and its plots.
 # See `go run ./bench/connect --help`.
 bench-connect *ARGS:

@@ -58,7 +58,7 @@ the order flipping every round (Connect, Sluice; Sluice, Connect; ...):
             every 50 ms). Connect with scheduled.rebalance.max.delay.ms=0, and
             at its defaults (5 minutes' delay: --failover-default-rounds)
 
-A full run takes about an hour; --smoke proves the harness end to end in a few
+A full run takes over an hour; --smoke proves the harness end to end in a few
 minutes with tiny sizes and writes to a temporary directory unless --out is
 given. Run it on a quiet machine: every other process's CPU shows in the
 figures.
