@@ -137,6 +137,8 @@ func TestReportHasEveryFigureAndDrawsPlots(t *testing.T) {
 	r.add("source-rps", sluiceName, 800_000)
 	r.add("failover-delay0", connectName, 11)
 	r.add("failover-delay0", sluiceName, 0.8)
+	r.add("failover-defaults", connectName, 311)
+	r.add("failover-defaults", sluiceName, 0.85)
 	dir := t.TempDir()
 	if err := writeReport(dir, o, environment{command: "go run ./bench/connect"}, r, nil); err != nil {
 		t.Fatal(err)
@@ -149,6 +151,8 @@ func TestReportHasEveryFigureAndDrawsPlots(t *testing.T) {
 	for _, want := range []string{
 		"| FileStreamSource, 1,000,000 x 100 B lines -> topic | records/s | 200,000 | 200,000 | 800,000 | 800,000 | 4.00 | higher |",
 		"| RSS with 500 idle FileStreamSource connectors | MiB | not run |",
+		"| 0.80 | 0.80 | 0.073 | lower |",
+		"| 0.85 | 0.85 | 0.0027 | lower |",
 		"![throughput](throughput.svg)",
 	} {
 		if !strings.Contains(md, want) {

@@ -110,7 +110,7 @@ func writeReport(dir string, o options, e environment, r *results, notes []strin
 	fmt.Fprintf(&b, "# Sluice side by side with Apache Kafka Connect\n\n")
 	fmt.Fprintf(&b, "Written by `bench/connect` (see [its ADR](../../docs/adr/0018-benchmark-against-connect.md)); rerun with:\n\n```sh\n%s\n```\n\n", e.command)
 	fmt.Fprintf(&b, "Run from %s to %s (UTC), %d measured round(s) per scenario, the systems' order flipping every round", e.started.UTC().Format("2006-01-02 15:04"), e.finished.UTC().Format("15:04"), o.rounds)
-	if o.warmup {
+	if o.warmup && slices.ContainsFunc(throughputScenarios, func(sc throughputScenario) bool { return slices.Contains(o.scenarios, sc.key) }) {
 		b.WriteString(", after one warm-up pass of each throughput scenario on each system (not counted)")
 	}
 	b.WriteString(".\n\n")
@@ -125,6 +125,9 @@ func writeReport(dir string, o options, e environment, r *results, notes []strin
 		ratio := "n/a"
 		if q := f.ratio(); q > 0 {
 			ratio = fmt.Sprintf("%.2f", q)
+			if q < 0.1 {
+				ratio = fmt.Sprintf("%.2g", q) // two significant digits: 0.0027 is not 0.00
+			}
 		}
 		better := "lower"
 		if f.higherBetter {

@@ -90,14 +90,11 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 		}
 	}()
 	for _, sys := range systems {
-		w, err := h.launch.start(sys, "bench-"+strings.ToLower(sys), "main-"+strings.ToLower(sys), nil, "")
+		w, _, err := h.launch.startHealthy(sys, "bench-"+strings.ToLower(sys), "main-"+strings.ToLower(sys), nil, "")
 		if err != nil {
 			return err
 		}
 		h.workers[sys] = w
-		if _, err := w.waitHealthy(3 * time.Minute); err != nil {
-			return err
-		}
 	}
 	for _, sc := range which {
 		if h.opts.warmup {
@@ -273,15 +270,11 @@ func (h *harness) runIdle() error {
 
 func (h *harness) idleRound(sys string, r int) error {
 	group := strings.ToLower(fmt.Sprintf("idle-%s-%d", sys, r))
-	w, err := h.launch.start(sys, group, group, nil, "")
+	w, up, err := h.launch.startHealthy(sys, group, group, nil, "")
 	if err != nil {
 		return err
 	}
 	defer w.proc.stop(60 * time.Second)
-	up, err := w.waitHealthy(3 * time.Minute)
-	if err != nil {
-		return err
-	}
 	startSecs := up.Sub(w.proc.started).Seconds()
 	h.res.add("start", sys, startSecs)
 	h.log("start    %-7s round %d: exec -> GET /health 200 in %.2f s", sys, r+1, startSecs)
@@ -421,16 +414,13 @@ func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
 	}()
 	join := ""
 	for i := range 3 {
-		w, err := h.launch.start(v.system, group, fmt.Sprintf("%s-w%d", group, i), v.extra, join)
+		w, _, err := h.launch.startHealthy(v.system, group, fmt.Sprintf("%s-w%d", group, i), v.extra, join)
 		if err != nil {
 			return 0, err
 		}
 		ws = append(ws, w)
 		if i == 0 {
 			join = w.bind
-		}
-		if _, err := w.waitHealthy(3 * time.Minute); err != nil {
-			return 0, err
 		}
 	}
 	var names []string

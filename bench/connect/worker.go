@@ -138,6 +138,30 @@ func (l *launcher) start(system, group, name string, extra map[string]string, jo
 	return &worker{system: system, group: group, id: id, bind: bind, base: "http://" + id, proc: p, ctx: l.ctx}, nil
 }
 
+// startHealthy starts a worker and waits until GET /health answers 200,
+// returning when it first did. A port is picked free and then bound by
+// the worker, and on a busy machine another process may take it in
+// between: a worker that exits for "Address already in use" is started
+// again on new ports, up to three times.
+func (l *launcher) startHealthy(system, group, name string, extra map[string]string, join string) (*worker, time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		w, err := l.start(system, group, name, extra, join)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		up, err := w.waitHealthy(3 * time.Minute)
+		if err == nil {
+			return w, up, nil
+		}
+		w.proc.stop(60 * time.Second)
+		log, _ := os.ReadFile(w.proc.logPath)
+		if attempt == 3 || l.ctx.Err() != nil || !bytes.Contains(log, []byte("Address already in use")) {
+			return nil, time.Time{}, err
+		}
+		fmt.Fprintf(os.Stderr, "%s: a port it was given was taken meanwhile; starting it again on others\n", w.proc.name)
+	}
+}
+
 func writeProps(path string, props map[string]string) error {
 	var b bytes.Buffer
 	b.WriteString("# Written by bench/connect for one worker of the side-by-side benchmark.\n")
