@@ -25,6 +25,12 @@ ci:
 bench:
     go test -run '^$' -bench . -benchtime 3x -count 1 ./bench/
 
+# Sluice and Apache Kafka Connect side by side on one Apache Kafka (over an hour;
+# --smoke takes minutes); writes bench/results/README.md and its plots.
+# See `go run ./bench/connect --help`.
+bench-connect *ARGS:
+    go run ./bench/connect {{ARGS}}
+
 # Format and vet.
 lint:
     gofmt -l . | grep -v '\.pb\.go$' || true

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// broker is the one Apache Kafka node both systems run on, started with
+// the integration suite's script (test/kafka/kafka.sh).
+type broker struct {
+	repo      string
+	dir       string
+	bootstrap string
+	client    *kgo.Client
+	admin     *kadm.Client
+}
+
+func startBroker(ctx context.Context, repo, dir string) (*broker, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	b := &broker{repo: repo, dir: dir, bootstrap: fmt.Sprintf("127.0.0.1:%d", port)}
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", fmt.Sprint(port), dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("test/kafka/kafka.sh start: %w", err)
+	}
+	b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap))
+	if err != nil {
+		b.stop()
+		return nil, err
+	}
+	b.admin = kadm.NewClient(b.client)
+	return b, nil
+}
+
+func (b *broker) stop() {
+	if b.client != nil {
+		b.client.Close()
+	}
+	cmd := exec.Command("bash", filepath.Join(b.repo, "test/kafka/kafka.sh"), "stop", b.dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	_ = cmd.Run()
+}
+
+// pid is the broker JVM's, from the pid file kafka.sh writes.
+func (b *broker) pid() (int, error) {
+	s, err := os.ReadFile(filepath.Join(b.dir, "kafka.pid"))
+	if err != nil {
+		return 0, err
+	}
+	var pid int
+	_, err = fmt.Sscan(strings.TrimSpace(string(s)), &pid)
+	return pid, err
+}
+
+// createTopic creates a topic with the given partitions, replication 1.
+func (b *broker) createTopic(ctx context.Context, topic string, partitions int32) error {
+	resp, err := b.admin.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	if resp.Err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, resp.Err)
+	}
+	return nil
+}
+
+// deleteTopic deletes a run's topic, so that the broker's disk and page
+// cache do not grow with every round.
+func (b *broker) deleteTopic(ctx context.Context, topic string) error {
+	resps, err := b.admin.DeleteTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("delete topic %s: %w", topic, err)
+	}
+	return resps.Error()
+}
+
+// records is the number of records in a topic: the sum of its partitions'
+// end offsets. The topics the harness reads are fresh and written without
+// transactions, so offsets count records one for one.
+func (b *broker) records(ctx context.Context, topic string) (int64, error) {
+	offs, err := b.admin.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	if err := offs.Error(); err != nil {
+		return 0, err
+	}
+	var n int64
+	offs.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n, nil
+}
+
+// waitRecords polls the topic every 20 ms until it holds want records and
+// returns when that was first seen. More than want is an error: a
+// duplicate would make the run look faster than it was.
+func (b *broker) waitRecords(ctx context.Context, topic string, want int64, timeout time.Duration, alive func() error) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	var last int64
+	for time.Now().Before(deadline) {
+		if err := alive(); err != nil {
+			return time.Time{}, err
+		}
+		n, err := b.records(ctx, topic)
+		seen := time.Now()
+		if err == nil {
+			last = n
+			if n == want {
+				return seen, nil
+			}
+			if n > want {
+				return time.Time{}, fmt.Errorf("topic %s holds %d records, more than the %d written to the file", topic, n, want)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("topic %s holds %d of %d records after %v", topic, last, want, timeout)
+}
+
+// produceLines writes each line of the file as one record's value to a
+// topic, encoded as both workers' JsonConverter (schemas.enable=true)
+// encodes a string: the sink scenario's input.
+func (b *broker) produceLines(ctx context.Context, topic string, lines [][]byte) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.bootstrap), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(100000))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	errc := make(chan error, 1)
+	for _, line := range lines {
+		v := jsonStringEnvelope(line)
+		cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("produce to %s: %w", topic, err)
+	default:
+		return nil
+	}
+}
+
+// jsonStringEnvelope is JsonConverter's encoding of a STRING value with
+// schemas.enable=true. The lines are ASCII letters, digits and spaces,
+// which JSON takes unescaped; anything else would need escaping.
+func jsonStringEnvelope(s []byte) []byte {
+	for _, c := range s {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
+			panic(errors.New("jsonStringEnvelope: the generated lines must be plain ASCII"))
+		}
+	}
+	out := make([]byte, 0, len(s)+64)
+	out = append(out, `{"schema":{"type":"string","optional":false},"payload":"`...)
+	out = append(out, s...)
+	return append(out, `"}`...)
+}
