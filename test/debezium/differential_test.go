@@ -1,0 +1,498 @@
+//go:build debezium
+
+// The differential test of Sluice's PostgreSQL CDC connector against the
+// real Debezium (issue 16). It needs Java 17, Maven (connect.sh fetches
+// Apache Kafka Connect and Debezium) and Apache Kafka at
+// SLUICE_TEST_BOOTSTRAP, hence the build tag: .ci/run runs it after the
+// integration suite, and `just debezium-diff` runs it on a developer's
+// machine. README.md in this directory says what it proves.
+package debezium
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/kafkatest"
+	"github.com/sluice-io/sluice/internal/pgtest"
+	"github.com/sluice-io/sluice/internal/proctest"
+)
+
+// Generous deadlines: Connect and Debezium start a JVM on a two-core
+// machine that may be busy with other suites.
+const (
+	runningDeadline = 3 * time.Minute
+	eventsDeadline  = 2 * time.Minute
+	// settle is how long the topics must stay quiet after the expected
+	// events arrived, so that an extra event (a duplicate, a stray
+	// heartbeat) is seen and compared too.
+	settle = 3 * time.Second
+)
+
+var httpClient = &http.Client{Timeout: 15 * time.Second}
+
+// TestDebeziumDifferential runs the scripted workload (workload_test.go)
+// through Debezium 3.6.1.Final in Apache Kafka Connect, checks that
+// Debezium's topics hold the events the workload must make, and that a
+// second Debezium connector's events compare equal to the first's.
+func TestDebeziumDifferential(t *testing.T) {
+	seeds := kafkatest.Bootstrap()
+	if len(seeds) == 0 {
+		t.Fatalf("%s is not set: this test (build tag debezium) runs against Apache Kafka; start one with test/kafka/kafka.sh or run `just debezium-diff`", kafkatest.BootstrapEnv)
+	}
+	bootstrap := strings.Join(seeds, ",")
+
+	pg := startLogicalPostgres(t)
+	runSQL(t, pg.URL(), [][]string{schemaSQL, snapshotSQL})
+
+	// Topic prefixes, slot and publication names unique to this run: the
+	// broker is shared with other tests and earlier runs. Underscores only,
+	// as replication slot names allow.
+	run := strings.ReplaceAll(kafkatest.Unique("cdcdiff"), "-", "_")
+	dbz := &side{name: "debezium", prefix: "dbz_" + run}
+	// control is a second Debezium connector in the same worker: Debezium
+	// compared with itself must show no difference, or the normalisation
+	// misses something two correct connectors legitimately differ in, and
+	// a difference reported against Sluice would not be Sluice's.
+	control := &side{name: "control", prefix: "ctl_" + run}
+	sides := []*side{dbz, control}
+
+	startDebezium(t, bootstrap, sides, pg)
+	// Debezium creates its slot before it reads the snapshot, and its
+	// stream starts at that slot: once the snapshot's events are there,
+	// every later change is captured.
+	for _, s := range sides {
+		s.read(t, seeds, expectedSnapshotEvents())
+	}
+	runSQL(t, pg.URL(), workload)
+	for _, s := range sides {
+		s.read(t, seeds, expectedEventCount())
+		s.save(t)
+	}
+
+	dbz.checkExpectedOps(t)
+	dbz.checkWorkloadShapes(t)
+	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), control.name, normalise(control.events, control.prefix)); report != "" {
+		t.Errorf("Debezium differs from a second Debezium connector on the same workload: the normalisation misses what two correct connectors may differ in, fix it before blaming Sluice:\n%s", report)
+	}
+}
+
+// saveDirEnv names a directory where each side's events are written, as
+// they were read (<side>.raw.jsonl) and normalised (<side>.jsonl), one
+// event a line: to read a difference whole, or diff the files.
+const saveDirEnv = "SLUICE_CDCDIFF_DIR"
+
+func (s *side) save(t *testing.T) {
+	t.Helper()
+	dir := os.Getenv(saveDirEnv)
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("%s: %v", saveDirEnv, err)
+	}
+	write := func(name string, events []event) {
+		var b strings.Builder
+		for _, e := range events {
+			line, err := json.Marshal(map[string]any{"topic": e.Topic, "offset": e.Offset, "key": e.Key, "value": e.Value, "headers": e.Headers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatalf("%s: %v", saveDirEnv, err)
+		}
+	}
+	normalised := normalise(s.events, s.prefix)
+	sortEvents(normalised)
+	write(s.name+".raw.jsonl", s.events)
+	write(s.name+".jsonl", normalised)
+	t.Logf("%s's events in %s", s.name, filepath.Join(dir, s.name+".jsonl"))
+}
+
+// sortEvents orders events by topic, then offset: the order in which the
+// sides are compared.
+func sortEvents(es []event) {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Topic != es[j].Topic {
+			return es[i].Topic < es[j].Topic
+		}
+		return es[i].Offset < es[j].Offset
+	})
+}
+
+// side is one connector's run: its topic prefix and the events read back.
+type side struct {
+	name   string
+	prefix string
+	events []event
+}
+
+// topics are the side's topics of the captured tables.
+func (s *side) topics() []string {
+	var out []string
+	for _, table := range capturedTables {
+		out = append(out, s.prefix+"."+table)
+	}
+	return out
+}
+
+// cdcConfig is the connector config both sides run, Debezium's keys: the
+// same database, each side with a slot and a publication of its own
+// (named after its prefix). Left at their defaults: decimal.handling.mode
+// (precise), time.precision.mode (adaptive), binary.handling.mode (bytes),
+// tombstones.on.delete (true).
+func cdcConfig(pg *pgtest.Server, prefix string) map[string]string {
+	return map[string]string{
+		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
+		"tasks.max":                   "1",
+		"database.hostname":           pg.Host(),
+		"database.port":               fmt.Sprint(pg.Port()),
+		"database.user":               pg.User(),
+		"database.password":           pg.Password(),
+		"database.dbname":             pg.Database(),
+		"topic.prefix":                prefix,
+		"plugin.name":                 "pgoutput",
+		"slot.name":                   prefix,
+		"publication.name":            prefix,
+		"publication.autocreate.mode": "filtered",
+		"table.include.list":          strings.Join(capturedTables, ","),
+		"snapshot.mode":               "initial",
+		"skipped.operations":          "none", // Debezium skips truncates by default
+		"slot.drop.on.stop":           "false",
+	}
+}
+
+// startLogicalPostgres starts a PostgreSQL server of the test's own with
+// wal_level=logical: pgtest's server has the default (replica), and the
+// setting only takes effect at a restart, so it is set with ALTER SYSTEM
+// (in the server's own data directory) and the server restarted.
+func startLogicalPostgres(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pg := pgtest.StartPrivate(t)
+	// The connectors' slots would keep pgtest from dropping the database;
+	// this runs after the connectors have stopped (cleanups run last
+	// first), when the slots are no longer in use.
+	t.Cleanup(func() {
+		pg.Exec(t, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()")
+	})
+	pg.Exec(t, "ALTER SYSTEM SET wal_level = logical")
+	pg.Stop()
+	pg.Start()
+	var level string
+	if err := pg.Conn(t).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "logical" {
+		t.Fatalf("wal_level is %q after ALTER SYSTEM and a restart, want logical", level)
+	}
+	return pg
+}
+
+// startDebezium runs Apache Kafka Connect standalone (connect.sh run)
+// with a Debezium connector for each side, named after it and configured
+// by cdcConfig, as a child process that the test stops when it ends (and
+// the kernel kills if the test binary dies), and waits until their tasks
+// run.
+func startDebezium(t *testing.T, bootstrap string, sides []*side, pg *pgtest.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	var propsFiles []string
+	for _, s := range sides {
+		config := cdcConfig(pg, s.prefix)
+		var props strings.Builder
+		fmt.Fprintf(&props, "name=%s\n", s.name)
+		keys := make([]string, 0, len(config))
+		for k := range config {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&props, "%s=%s\n", k, config[k])
+		}
+		f := filepath.Join(dir, s.name+".properties")
+		if err := os.WriteFile(f, []byte(props.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		propsFiles = append(propsFiles, f)
+	}
+	rest := proctest.FreeAddr(t)
+	_, port, _ := strings.Cut(rest, ":")
+	logPath := filepath.Join(dir, "connect.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command("bash", append([]string{"connect.sh", "run", dir, bootstrap, port}, propsFiles...)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("connect.sh run: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Apache Kafka Connect's log, warnings and errors (all of it in %s):\n%s", logPath, connectLogProblems(logPath))
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Logf("Apache Kafka Connect still runs 30 s after SIGTERM: SIGKILL")
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	alive := func() {
+		select {
+		case <-exited:
+			t.Fatalf("Apache Kafka Connect exited (%v); its log:\n%s", cmd.ProcessState, proctest.Tail(logPath, 40))
+		default:
+		}
+	}
+	for _, s := range sides {
+		waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", alive)
+	}
+	t.Logf("Debezium's tasks run in Apache Kafka Connect (%v after start)", time.Since(start).Round(time.Millisecond))
+}
+
+// waitConnectRunning polls a connector's status until the connector and
+// its task run, and fails at once when either has failed, with the trace,
+// or when alive finds the worker gone.
+func waitConnectRunning(t *testing.T, statusURL string, alive func()) {
+	t.Helper()
+	deadline := time.Now().Add(runningDeadline)
+	last := "no answer yet"
+	for time.Now().Before(deadline) {
+		alive()
+		code, body, err := proctest.Send(httpClient, "GET", statusURL, "")
+		switch {
+		case err != nil:
+			last = err.Error()
+		case code != http.StatusOK:
+			last = fmt.Sprintf("%d %s", code, body)
+		default:
+			last = string(body)
+			var st proctest.Status
+			if err := json.Unmarshal(body, &st); err != nil {
+				t.Fatalf("status is not JSON: %v: %s", err, body)
+			}
+			if st.Connector.State == "FAILED" {
+				t.Fatalf("connector FAILED: %s", st.Connector.Trace)
+			}
+			for _, task := range st.Tasks {
+				if task.State == "FAILED" {
+					t.Fatalf("task %d FAILED: %s", task.ID, task.Trace)
+				}
+			}
+			if st.Running() {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not RUNNING within %v; last: %s", statusURL, runningDeadline, last)
+}
+
+// connectLogProblems is the WARN and ERROR lines of a Connect log, and
+// the lines of the stack traces after them, the last 80.
+func connectLogProblems(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	inTrace := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(line, " WARN ") || strings.Contains(line, " ERROR "):
+			out = append(out, line)
+			inTrace = true
+		case inTrace && (strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "Caused by")):
+			out = append(out, line)
+		default:
+			inTrace = false
+		}
+	}
+	if len(out) > 80 {
+		out = out[len(out)-80:]
+	}
+	return strings.Join(out, "\n")
+}
+
+// expectedEventCount is how many events the snapshot and the workload make.
+func expectedEventCount() int {
+	n := 0
+	for _, ops := range expectedOps {
+		n += len(ops)
+	}
+	return n
+}
+
+// read reads the side's topics from their start until they hold at least
+// want events and then stay quiet for settle, or until eventsDeadline,
+// and keeps what it read in s.events. Fewer events than wanted fail the
+// test, with the op sequences read so far.
+func (s *side) read(t *testing.T, seeds []string, want int) {
+	t.Helper()
+	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250 * time.Millisecond)}, s.topics())
+	defer cl.Close()
+	var events []event
+	deadline := time.Now().Add(eventsDeadline)
+	var quietSince time.Time
+	for {
+		if len(events) >= want && !quietSince.IsZero() && time.Since(quietSince) >= settle {
+			break
+		}
+		if time.Now().After(deadline) {
+			if len(events) < want {
+				t.Fatalf("%s: %d events within %v, want %d; read so far:\n%s", s.name, len(events), eventsDeadline, want, opSequences(normalise(events, s.prefix)))
+			}
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachError(func(topic string, p int32, err error) {
+			if err != context.DeadlineExceeded {
+				t.Logf("%s: fetch %s[%d]: %v", s.name, topic, p, err)
+			}
+		})
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			headers := make([]string, len(r.Headers))
+			for i, h := range r.Headers {
+				headers[i] = h.Key + "=" + string(h.Value)
+			}
+			e, err := decodeEvent(r.Topic, r.Offset, r.Key, r.Value, headers)
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			events = append(events, e)
+		})
+		switch {
+		case n > 0:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = time.Now()
+		}
+	}
+	s.events = events
+}
+
+// opSequences lists normalised events' summaries topic by topic.
+func opSequences(events []event) string {
+	var b strings.Builder
+	topics := byTopic(events)
+	names := make([]string, 0, len(topics))
+	for name := range topics {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %s: %s\n", name, strings.Join(summaries(topics[name]), ", "))
+	}
+	return b.String()
+}
+
+// checkExpectedOps checks that each topic holds the ops expectedOps says,
+// in that order and nothing else: the workload did what it is meant to.
+func (s *side) checkExpectedOps(t *testing.T) {
+	t.Helper()
+	got := byTopic(normalise(s.events, s.prefix))
+	for _, table := range capturedTables {
+		if g, w := strings.Join(summaries(got[table]), ", "), strings.Join(expectedOps[table], ", "); g != w {
+			t.Errorf("%s: topic %s holds\n  %s\nwant\n  %s", s.name, table, g, w)
+		}
+	}
+	for topic := range got {
+		if _, ok := expectedOps[topic]; !ok {
+			t.Errorf("%s: events in topic %s, which captures no table of the workload", s.name, topic)
+		}
+	}
+}
+
+// checkWorkloadShapes checks, on Debezium's events, that the workload
+// exercised what it is meant to: a TOASTed value left out of an update
+// (Debezium's placeholder), the whole old row of a FULL-identity table, a
+// column added mid-way, a key change's headers. Were one of these not so,
+// the comparison would prove less than it claims.
+func (s *side) checkWorkloadShapes(t *testing.T) {
+	t.Helper()
+	topics := byTopic(normalise(s.events, s.prefix))
+	find := func(topic, sum string, nth int) map[string]any {
+		for _, e := range topics[topic] {
+			if summary(e) == sum {
+				if nth == 0 {
+					return payloadOf(e.Value)
+				}
+				nth--
+			}
+		}
+		t.Fatalf("%s: no event %q in %s", s.name, sum, topic)
+		return nil
+	}
+	field := func(p map[string]any, part, col string) any {
+		row, _ := p[part].(map[string]any)
+		return row[col]
+	}
+	const placeholder = "__debezium_unavailable_value"
+	// The first update of row 1 leaves its TOASTed long_text alone.
+	if v := field(find("public.kinds", `u {"id":1}`, 0), "after", "long_text"); v != placeholder {
+		t.Errorf("%s: update of kinds row 1: long_text is %s, want the unavailable-value placeholder", s.name, render(v))
+	}
+	if v := field(find("public.kinds", `c {"id":3}`, 0), "after", "long_text"); v != strings.Repeat("toast-", 2000) {
+		t.Errorf("%s: insert of kinds row 3: long_text is %s, want the 12000-byte value", s.name, render(v))
+	}
+	if v := field(find("public.full_ident", `u {"id":1}`, 0), "before", "name"); v != "one" {
+		t.Errorf("%s: update on the FULL-identity table: before.name is %s, want \"one\"", s.name, render(v))
+	}
+	if v := field(find("public.full_ident", `d {"id":2}`, 0), "before", "qty"); render(v) != "20" {
+		t.Errorf("%s: delete on the FULL-identity table: before.qty is %s, want 20", s.name, render(v))
+	}
+	if v := field(find("public.kinds", `u {"id":1}`, 1), "after", "note"); v != "later" {
+		t.Errorf("%s: update after ADD COLUMN: after.note is %s, want \"later\"", s.name, render(v))
+	}
+	// A key change: the delete names the new key, the create the old one.
+	for _, e := range topics["public.kinds"] {
+		switch summary(e) {
+		case `d {"id":2}`:
+			if !hasHeader(e, "__debezium.newkey") {
+				t.Errorf("%s: delete of the old key of a key change without the __debezium.newkey header: %q", s.name, e.Headers)
+			}
+		case `c {"id":10}`:
+			if !hasHeader(e, "__debezium.oldkey") {
+				t.Errorf("%s: create of the new key of a key change without the __debezium.oldkey header: %q", s.name, e.Headers)
+			}
+		}
+	}
+}
+
+func hasHeader(e event, name string) bool {
+	for _, h := range e.Headers {
+		if strings.HasPrefix(h, name+"=") {
+			return true
+		}
+	}
+	return false
+}
