@@ -6,6 +6,7 @@ import (
 	"github.com/sluice-io/sluice/connectors/datagen"
 	"github.com/sluice-io/sluice/connectors/file"
 	"github.com/sluice-io/sluice/connectors/postgres"
+	"github.com/sluice-io/sluice/connectors/postgrescdc"
 	"github.com/sluice-io/sluice/connectors/transforms"
 )
 
@@ -19,7 +20,8 @@ func Registry() *connectors.Registry {
 		MustRegister(file.SinkPlugin()).
 		MustRegister(datagen.Plugin()).
 		MustRegister(postgres.SourcePlugin()).
-		MustRegister(postgres.SinkPlugin())
+		MustRegister(postgres.SinkPlugin()).
+		MustRegister(postgrescdc.Plugin())
 	if err := transforms.Register(r); err != nil {
 		panic(err) // built-in names are known not to clash
 	}

@@ -683,6 +683,11 @@ func (in *instance) startLocked() error {
 		"-c", "max_connections=200",
 		"-c", "shared_buffers=32MB",
 		"-c", "logging_collector=off",
+		// Logical replication, for the change data capture connector:
+		// it costs a little more WAL per change, nothing at start-up.
+		"-c", "wal_level=logical",
+		"-c", "max_replication_slots=50",
+		"-c", "max_wal_senders=50",
 	)
 	cmd.Dir = in.dir
 	cmd.Env = pgEnv()

@@ -1,0 +1,194 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/postgres"
+)
+
+// catalog reads table and type descriptions on the task's query
+// connection, and caches types.
+type catalog struct {
+	conn  *pgx.Conn
+	s     *settings
+	log   *zerolog.Logger
+	types map[uint32]*typeInfo
+}
+
+// colDesc is a column as a relation message or pg_attribute describes it.
+type colDesc struct {
+	name   string
+	oid    uint32
+	typmod int32
+}
+
+// lookupType describes a type that is not built in: an enum, or an array
+// of one. It returns nil for other types (and on a failed query, which
+// leaves the column out as an unknown type would be, after a warning).
+func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
+	return func(oid uint32) *typeInfo {
+		if ti, ok := c.types[oid]; ok {
+			return ti
+		}
+		var typtype string
+		var elem uint32
+		var labels []string
+		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typelem,
+				coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}')
+			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &elem, &labels)
+		if err != nil {
+			c.log.Warn().Err(err).Uint32("oid", oid).Msg("cannot describe a column type; its columns are left out")
+			return nil
+		}
+		var ti *typeInfo
+		switch {
+		case typtype == "e":
+			ti = &typeInfo{enumLabels: labels}
+		case elem != 0:
+			ti = &typeInfo{elem: elem}
+		}
+		c.types[oid] = ti
+		return ti
+	}
+}
+
+// describe reads a table's columns (when cols is nil: the snapshot),
+// their nullability and its key, and builds the table.
+func (c *catalog) describe(ctx context.Context, schema, name string, cols []colDesc) (*table, error) {
+	qname := pgx.Identifier{schema, name}.Sanitize()
+	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull FROM pg_attribute a
+		WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+		ORDER BY a.attnum`, qname)
+	if err != nil {
+		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
+	}
+	notNull := map[string]bool{}
+	var catalogCols []colDesc
+	for rows.Next() {
+		var d colDesc
+		var nn bool
+		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		notNull[d.name] = nn
+		catalogCols = append(catalogCols, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
+	}
+	if cols == nil {
+		cols = catalogCols
+	}
+	keyNames := c.s.keyColumnsFor(schema, name)
+	if keyNames == nil {
+		if keyNames, err = c.keyOf(ctx, qname); err != nil {
+			return nil, err
+		}
+	}
+	t := &table{schema: schema, name: name}
+	lookup := c.lookupType(ctx)
+	for _, d := range cols {
+		if !c.s.capturesColumn(schema, name, d.name) {
+			t.columns = append(t.columns, nil)
+			continue
+		}
+		conv := converterFor(d.oid, d.typmod, c.s.modes, lookup)
+		if conv == nil {
+			c.log.Warn().Str("table", schema+"."+name).Str("column", d.name).Uint32("type_oid", d.oid).
+				Msg("column type is not supported; the column is left out of the events, as Debezium leaves out unknown types")
+			t.columns = append(t.columns, nil)
+			continue
+		}
+		optional := !notNull[d.name]
+		sch := conv.schema
+		if optional {
+			sch = sch.Optionally()
+		}
+		t.columns = append(t.columns, &column{name: d.name, optional: optional, conv: conv, schema: sch})
+	}
+	for _, k := range keyNames {
+		found := false
+		for i, col := range t.columns {
+			if col != nil && col.name == k {
+				t.keyIdx = append(t.keyIdx, i)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("key column %q of table %s is not captured (check %s and the column lists)", k, qname, MessageKeyColumnsKey)
+		}
+	}
+	if len(t.keyIdx) == 0 {
+		c.log.Warn().Str("table", schema+"."+name).Msg("table has no primary key, unique index or message.key.columns entry: its events have a null key, as Debezium's")
+	}
+	t.buildSchemas(c.s.prefix)
+	return t, nil
+}
+
+// keyOf returns the primary key's columns, or, as Debezium, those of a
+// unique index when there is no primary key.
+func (c *catalog) keyOf(ctx context.Context, qname string) ([]string, error) {
+	var cols []string
+	err := c.conn.QueryRow(ctx, `SELECT coalesce((SELECT array_agg(a.attname::text ORDER BY k.ord)
+			FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum), '{}')
+		FROM pg_index i WHERE i.indrelid = $1::text::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		ORDER BY i.indisprimary DESC, i.indexrelid LIMIT 1`, qname).Scan(&cols)
+	if err == pgx.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, postgres.ClassifyError(fmt.Errorf("read the key of %s: %w", qname, err))
+	}
+	return cols, nil
+}
+
+// fallback is what Debezium puts in a required column PostgreSQL sent as
+// null (the non-key columns of a delete's old key tuple): the type's zero.
+func fallback(s *connectors.Schema) any {
+	switch s.Name {
+	case connectors.DecimalLogical:
+		return new(big.Rat)
+	case connectors.DateLogical, connectors.TimeLogical, connectors.TimestampLogical:
+		return time.Unix(0, 0).UTC()
+	case zonedTimestampNm:
+		return "1970-01-01T00:00:00Z"
+	case zonedTimeName:
+		return "00:00:00Z"
+	case varScaleName:
+		v := connectors.NewStruct(s)
+		v.Values[0], v.Values[1] = int32(0), []byte{0}
+		return v
+	}
+	switch s.Type {
+	case connectors.Int8:
+		return int8(0)
+	case connectors.Int16:
+		return int16(0)
+	case connectors.Int32:
+		return int32(0)
+	case connectors.Int64:
+		return int64(0)
+	case connectors.Float32:
+		return float32(0)
+	case connectors.Float64:
+		return float64(0)
+	case connectors.Boolean:
+		return false
+	case connectors.String:
+		return ""
+	case connectors.Bytes:
+		return []byte{}
+	case connectors.Array:
+		return []any{}
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+package postgrescdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/postgres"
+)
+
+// reader runs on the task's goroutine: it owns both connections.
+type reader struct {
+	t      *Task
+	cat    *catalog
+	resume resumePoint
+
+	streaming  bool
+	lastStatus time.Time
+
+	tables map[uint32]*table // by relation id; nil entry: not captured
+	tx     *txState
+	// walEnd is the server's WAL end from the last keepalive outside a
+	// transaction: all of it before is decoded and queued.
+	walEnd        uint64
+	lastHeartbeat time.Time
+	lastTxID      int64
+}
+
+// txState is the transaction being decoded.
+type txState struct {
+	xid        int64
+	commitLSN  uint64
+	commitTime time.Time
+	lastLSN    uint64 // of its last queued record
+	skip       bool   // queued before a restart: the stored offset covers it
+	skipUpTo   uint64 // changes at or below this LSN were queued before
+}
+
+func (r *reader) run(ctx context.Context) error {
+	s := r.t.s
+	slot, err := s.slotState(ctx, r.t.meta)
+	if err != nil {
+		return err
+	}
+	snapshot := false
+	switch s.snapshotMode {
+	case SnapshotInitial, SnapshotInitialOnly:
+		snapshot = !r.resume.exists || r.resume.snapshotIncomplete
+	case SnapshotAlways:
+		snapshot = true
+	case SnapshotWhenNeeded:
+		snapshot = !r.resume.exists || r.resume.snapshotIncomplete || !slot.exists
+	}
+	if s.snapshotMode == SnapshotInitialOnly && !snapshot {
+		r.t.log.Info().Msg("snapshot.mode is initial_only and the snapshot is complete: nothing to stream")
+		<-ctx.Done()
+		return nil
+	}
+	if snapshot && slot.exists {
+		// A consistent snapshot needs the slot's exported snapshot, which
+		// only its creation gives: a new slot starts where the new
+		// snapshot ends, so no change is lost or repeated.
+		r.t.log.Info().Str("slot", s.slot).Msg("dropping the replication slot to create it again with a new snapshot")
+		if err := pglogrepl.DropReplicationSlot(ctx, r.t.repl, s.slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+			return classifyStream(fmt.Errorf("drop replication slot %q for a new snapshot: %w", s.slot, err), s)
+		}
+		slot.exists = false
+	}
+	var start pglogrepl.LSN
+	if !slot.exists {
+		action := "NOEXPORT_SNAPSHOT"
+		if snapshot {
+			action = "EXPORT_SNAPSHOT"
+		}
+		res, err := pglogrepl.CreateReplicationSlot(ctx, r.t.repl, s.slot, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication})
+		if err != nil {
+			return classifyStream(fmt.Errorf("create replication slot %q: %w", s.slot, err), s)
+		}
+		if start, err = pglogrepl.ParseLSN(res.ConsistentPoint); err != nil {
+			return fmt.Errorf("replication slot %q: bad consistent point %q: %w", s.slot, res.ConsistentPoint, err)
+		}
+		if r.resume.exists && !snapshot {
+			r.t.log.Warn().Str("slot", s.slot).Msg("the replication slot was missing and is created anew: changes made since the last stored offset are lost (snapshot.mode=when_needed would snapshot again)")
+		}
+		if snapshot {
+			if err := r.snapshot(ctx, res.SnapshotName, uint64(start)); err != nil {
+				return err
+			}
+			if s.snapshotMode == SnapshotInitialOnly {
+				r.t.log.Info().Msg("snapshot.mode is initial_only: the snapshot is done, nothing is streamed")
+				<-ctx.Done()
+				return nil
+			}
+		}
+	}
+	return r.stream(ctx, start)
+}
+
+// classifyStream makes replication errors say what to do, and retries
+// those that may pass.
+func classifyStream(err error, s *settings) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch {
+		case pg.Code == "55006" || strings.Contains(pg.Message, "is active for PID"):
+			return connectors.Retriable(fmt.Errorf("replication slot %q is in use by another process; give each connector its own slot.name: %w", s.slot, err))
+		case pg.Code == "42704" && strings.Contains(pg.Message, "publication"):
+			return fmt.Errorf("publication %q was dropped while the connector used it; PostgreSQL decodes the slot's changes "+
+				"against the publication as it was when they were written, so recreating it does not help: recreate the publication, "+
+				"drop replication slot %q and restart the connector with a snapshot: %w", s.publication, s.slot, err)
+		case pg.Code == "42501":
+			return fmt.Errorf("role %q may not use replication slot %q (it needs the REPLICATION attribute): %w", s.user, s.slot, err)
+		case pg.Code == "55000" && strings.Contains(pg.Message, "wal_level"):
+			return fmt.Errorf("the server's wal_level must be logical: %w", err)
+		}
+	}
+	return postgres.ClassifyError(err)
+}
+
+// snapshot reads every captured table in the slot's exported snapshot,
+// as op=r events positioned at the slot's consistent point.
+func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) error {
+	s, conn := r.t.s, r.t.meta
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		return postgres.ClassifyError(fmt.Errorf("begin the snapshot: %w", err))
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+snapshotName+"'"); err != nil {
+		return postgres.ClassifyError(fmt.Errorf("use the slot's snapshot %q: %w", snapshotName, err))
+	}
+	var txid int64
+	if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&txid); err != nil {
+		return postgres.ClassifyError(fmt.Errorf("read the snapshot's transaction id: %w", err))
+	}
+	tables, err := s.capturedTables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	r.t.log.Info().Int("tables", len(tables)).Str("lsn", pglogrepl.LSN(lsn).String()).Msg("snapshot started")
+	now := time.Now()
+	var pending *connectors.SourceRecord // one record of look-ahead, to mark the last ones
+	var pendingTable *table
+	var pendingFirst bool
+	var pendingIdx int
+	emit := func(lastInTable, lastOverall bool) error {
+		if pending == nil {
+			return nil
+		}
+		first, last := pendingFirst && pendingIdx == 0, lastInTable && pendingIdx == len(tables)-1
+		marker := "true"
+		switch {
+		case last:
+			marker = "last"
+		case first:
+			marker = "first"
+		case lastInTable:
+			marker = "last_in_data_collection"
+		case pendingFirst:
+			marker = "first_in_data_collection"
+		}
+		p := position{commitTime: now, txID: txid, lsn: lsn, snapshot: marker, lastSnap: lastOverall}
+		pending.Value.(*connectors.StructValue).Values[2] = p.sourceValue(s.prefix, s.dbname, pendingTable)
+		pending.Offset = p.offset()
+		rec := pending
+		pending = nil
+		return r.enqueue(ctx, rec)
+	}
+	rows := 0
+	for i, tn := range tables {
+		t, err := r.cat.describe(ctx, tn[0], tn[1], nil)
+		if err != nil {
+			return err
+		}
+		first := true
+		err = r.readTable(ctx, tx, t, func(row *connectors.StructValue) error {
+			if err := emit(pendingTable != t, false); err != nil {
+				return err
+			}
+			pending = t.event(r.t.partition, s.prefix, s.dbname, "r", nil, row, position{commitTime: now, txID: txid, lsn: lsn, snapshot: "true"}, time.Now())
+			pendingTable, pendingFirst, pendingIdx = t, first, i
+			first = false
+			rows++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if pending != nil {
+		if err := emit(true, true); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return postgres.ClassifyError(fmt.Errorf("end the snapshot: %w", err))
+	}
+	r.t.log.Info().Int("rows", rows).Msg("snapshot finished")
+	return nil
+}
+
+// readTable reads a table in text format through a cursor, snapshot.fetch.size
+// rows a round trip.
+func (r *reader) readTable(ctx context.Context, tx pgx.Tx, t *table, each func(*connectors.StructValue) error) error {
+	qname := pgx.Identifier{t.schema, t.name}.Sanitize()
+	var cols []string
+	for _, c := range t.columns {
+		if c != nil {
+			cols = append(cols, pgx.Identifier{c.name}.Sanitize())
+		}
+	}
+	// Columns left out are selected as NULL so that positions match the
+	// relation's, as pgoutput sends them.
+	var sel []string
+	j := 0
+	for _, c := range t.columns {
+		if c == nil {
+			sel = append(sel, "NULL")
+			continue
+		}
+		sel = append(sel, cols[j])
+		j++
+	}
+	if _, err := tx.Exec(ctx, "DECLARE sluice_snapshot NO SCROLL CURSOR FOR SELECT "+strings.Join(sel, ", ")+" FROM "+qname); err != nil {
+		return postgres.ClassifyError(fmt.Errorf("snapshot %s: %w", qname, err))
+	}
+	fetch := fmt.Sprintf("FETCH %d FROM sluice_snapshot", r.t.s.fetchSize)
+	cells := make([]cell, len(t.columns))
+	for {
+		rr := tx.Conn().PgConn().ExecParams(ctx, fetch, nil, nil, nil, []int16{0})
+		n := 0
+		for rr.NextRow() {
+			n++
+			vals := rr.Values()
+			for i := range cells {
+				if vals[i] == nil {
+					cells[i] = cell{null: true}
+				} else {
+					cells[i] = cell{text: string(vals[i])}
+				}
+			}
+			row, err := t.row(cells)
+			if err != nil {
+				rr.Close()
+				return err
+			}
+			if err := each(row); err != nil {
+				rr.Close()
+				return err
+			}
+		}
+		if _, err := rr.Close(); err != nil {
+			return postgres.ClassifyError(fmt.Errorf("snapshot %s: %w", qname, err))
+		}
+		if n < r.t.s.fetchSize {
+			break
+		}
+	}
+	_, err := tx.Exec(ctx, "CLOSE sluice_snapshot")
+	return postgres.ClassifyError(err)
+}
+
+// stream reads the slot from start (0: where PostgreSQL last confirmed).
+func (r *reader) stream(ctx context.Context, start pglogrepl.LSN) error {
+	s := r.t.s
+	err := pglogrepl.StartReplication(ctx, r.t.repl, s.slot, start, pglogrepl.StartReplicationOptions{
+		Mode:       pglogrepl.LogicalReplication,
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(s.publication, "'", "''") + "'"},
+	})
+	if err != nil {
+		return classifyStream(fmt.Errorf("start streaming replication slot %q: %w", s.slot, err), s)
+	}
+	r.streaming = true
+	r.tables = map[uint32]*table{}
+	r.lastHeartbeat = time.Now()
+	r.t.log.Info().Str("slot", s.slot).Str("from", start.String()).Msg("streaming started")
+	for {
+		if time.Since(r.lastStatus) >= statusInterval {
+			if err := r.sendStatus(ctx); err != nil {
+				return err
+			}
+		}
+		if err := r.maybeHeartbeat(ctx); err != nil {
+			return err
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		msg, err := r.t.repl.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if pgconn.Timeout(err) {
+				continue
+			}
+			return classifyStream(fmt.Errorf("read replication slot %q: %w", s.slot, err), s)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			return classifyStream(fmt.Errorf("replication slot %q: %w", s.slot, pgconn.ErrorResponseToPgError(m)), s)
+		case *pgproto3.CopyData:
+			if err := r.copyData(ctx, m.Data); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *reader) copyData(ctx context.Context, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		k, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return err
+		}
+		if r.tx == nil {
+			r.walEnd = uint64(k.ServerWALEnd)
+		}
+		if k.ReplyRequested {
+			return r.sendStatus(ctx)
+		}
+	case pglogrepl.XLogDataByteID:
+		x, err := pglogrepl.ParseXLogData(data[1:])
+		if err != nil {
+			return err
+		}
+		return r.decode(ctx, uint64(x.WALStart), x.WALData)
+	}
+	return nil
+}
+
+// maybeHeartbeat queues a heartbeat record every heartbeat.interval.ms
+// while no transaction is open: its offset is the server's WAL end, so
+// committing it lets the slot advance over changes of tables the
+// connector does not capture.
+func (r *reader) maybeHeartbeat(ctx context.Context) error {
+	s := r.t.s
+	if s.heartbeatMs <= 0 || r.tx != nil || time.Since(r.lastHeartbeat) < time.Duration(s.heartbeatMs)*time.Millisecond {
+		return nil
+	}
+	r.lastHeartbeat = time.Now()
+	if r.walEnd == 0 {
+		return nil
+	}
+	now := time.Now()
+	p := position{commitTime: now, txID: r.lastTxID, lsn: r.walEnd, commitLSN: r.walEnd}
+	key := connectors.NewStruct(heartbeatKeySchema)
+	key.Values[0] = s.prefix
+	val := connectors.NewStruct(heartbeatValueSchema)
+	val.Values[0] = now.UnixMilli()
+	rec := &connectors.SourceRecord{
+		Partition: r.t.partition, Offset: p.offset(), Topic: "__debezium-heartbeat." + s.prefix,
+		KeySchema: heartbeatKeySchema, Key: key, ValueSchema: heartbeatValueSchema, Value: val,
+	}
+	if err := r.enqueue(ctx, rec); err != nil {
+		return err
+	}
+	r.t.progress.add(finished{commitLSN: r.walEnd, lastLSN: r.walEnd, endLSN: r.walEnd})
+	return nil
+}
+
+// Debezium's heartbeat schemas.
+var (
+	heartbeatKeySchema = &connectors.Schema{Type: connectors.Struct, Name: "io.debezium.connector.common.ServerNameKey", Version: 1,
+		Fields: []connectors.Field{{Name: "serverName", Schema: connectors.StringSchema}}}
+	heartbeatValueSchema = &connectors.Schema{Type: connectors.Struct, Name: "io.debezium.connector.common.Heartbeat", Version: 1,
+		Fields: []connectors.Field{{Name: "ts_ms", Schema: connectors.Int64Schema}}}
+)

@@ -1,0 +1,271 @@
+package postgrescdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/rs/zerolog"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+// Task is the connector's one task: it snapshots, then streams the slot,
+// on a goroutine of its own that hands records to Poll through a queue of
+// max.queue.size records.
+type Task struct {
+	log       zerolog.Logger
+	s         *settings
+	tc        connectors.SourceTaskContext
+	partition map[string]any
+
+	meta *pgx.Conn
+	repl *pgconn.PgConn
+
+	queue  chan *connectors.SourceRecord
+	failed chan struct{} // closed when the reader stopped with err
+	err    error
+	done   chan struct{} // closed when the reader returned
+	cancel context.CancelFunc
+
+	// progress is shared by the reader (which records finished
+	// transactions) and Commit (which confirms them to PostgreSQL).
+	progress progress
+	// flushLSN is the LSN the reader reports to PostgreSQL as flushed:
+	// everything before it is in Kafka and its offsets are committed.
+	flushLSN atomic.Uint64
+}
+
+// progress tracks the transactions whose records were queued, so that
+// Commit can tell from a committed offset which of them are wholly safe.
+type progress struct {
+	mu   sync.Mutex
+	done []finished
+}
+
+// finished is a transaction (or a heartbeat) the reader queued entirely.
+type finished struct {
+	commitLSN uint64 // lsn_commit of its records
+	lastLSN   uint64 // lsn of its last record (0: it had none)
+	endLSN    uint64 // what PostgreSQL may forget once it is safe
+}
+
+func (p *progress) add(f finished) {
+	p.mu.Lock()
+	p.done = append(p.done, f)
+	p.mu.Unlock()
+}
+
+// confirm drops the transactions a committed offset (lsn_commit, lsn)
+// covers and returns the highest end LSN among them (0: none).
+func (p *progress) confirm(commitLSN, lsn uint64) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var end uint64
+	n := 0
+	for _, f := range p.done {
+		if f.commitLSN < commitLSN || (f.commitLSN == commitLSN && f.lastLSN <= lsn) {
+			end = max(end, f.endLSN)
+			n++
+			continue
+		}
+		break
+	}
+	p.done = p.done[n:]
+	return end
+}
+
+// Open checks the server and the role, creates the publication, and
+// starts the reader.
+func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
+	s, err := parseSettings(config)
+	if err != nil {
+		return err
+	}
+	t.s, t.tc, t.log = s, tc, *tc.Logger()
+	t.partition = map[string]any{"server": s.prefix}
+	stored, err := tc.Offset(t.partition)
+	if err != nil {
+		return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
+	}
+	if t.meta, err = s.connect(ctx); err != nil {
+		return err
+	}
+	if err := s.preflight(ctx, t.meta, true); err != nil {
+		return err
+	}
+	if err := s.ensurePublication(ctx, t.meta); err != nil {
+		return err
+	}
+	if t.repl, err = s.connectReplication(ctx); err != nil {
+		return err
+	}
+	t.queue = make(chan *connectors.SourceRecord, s.maxQueue)
+	t.failed = make(chan struct{})
+	t.done = make(chan struct{})
+	rctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	r := &reader{t: t, cat: &catalog{conn: t.meta, s: s, log: &t.log, types: map[uint32]*typeInfo{}}}
+	r.resume = offsetPosition(stored)
+	go func() {
+		defer close(t.done)
+		if err := r.run(rctx); err != nil && rctx.Err() == nil {
+			t.err = err
+			close(t.failed)
+		}
+	}()
+	return nil
+}
+
+// resumePoint is what a stored offset says about where to continue.
+type resumePoint struct {
+	exists             bool
+	snapshotIncomplete bool
+	commitLSN, lsn     uint64
+}
+
+func offsetPosition(o map[string]any) resumePoint {
+	if o == nil {
+		return resumePoint{}
+	}
+	rp := resumePoint{exists: true}
+	if _, ok := o["snapshot"]; ok {
+		last, _ := o["last_snapshot_record"].(bool)
+		completed, _ := o["snapshot_completed"].(bool)
+		rp.snapshotIncomplete = !last && !completed
+	}
+	rp.commitLSN = uint64(number(o["lsn_commit"]))
+	rp.lsn = uint64(number(o["lsn"]))
+	return rp
+}
+
+// number reads a JSON number of a stored offset.
+func number(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	case interface{ Int64() (int64, error) }:
+		i, _ := n.Int64()
+		return i
+	}
+	return 0
+}
+
+// Poll returns the queued records, up to max.batch.size, waiting up to
+// poll.interval.ms for the first.
+func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
+	wait := time.NewTimer(time.Duration(t.s.pollMs) * time.Millisecond)
+	defer wait.Stop()
+	var out []*connectors.SourceRecord
+	select {
+	case r := <-t.queue:
+		out = append(out, r)
+	case <-t.failed:
+		return nil, t.err
+	case <-wait.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, nil
+	}
+	for len(out) < t.s.maxBatch {
+		select {
+		case r := <-t.queue:
+			out = append(out, r)
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// Commit runs after the runtime stored the offsets of every record Kafka
+// acknowledged: the stored offset tells which transactions are now safe,
+// and the reader confirms them to PostgreSQL, which may then recycle
+// their WAL. Nothing is confirmed before its offset is stored.
+func (t *Task) Commit(ctx context.Context) error {
+	o, err := t.tc.Offset(t.partition)
+	if err != nil || o == nil {
+		return err
+	}
+	if _, snap := o["snapshot"]; snap {
+		return nil // the slot stays at its creation point until streaming
+	}
+	if end := t.progress.confirm(uint64(number(o["lsn_commit"])), uint64(number(o["lsn"]))); end > t.flushLSN.Load() {
+		t.flushLSN.Store(end)
+	}
+	return nil
+}
+
+// Close stops the reader and closes the connections; with
+// slot.drop.on.stop it drops the slot.
+func (t *Task) Close() error {
+	if t.cancel != nil {
+		t.cancel()
+		<-t.done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if t.repl != nil {
+		if err := t.repl.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if t.meta != nil {
+		if t.s.dropSlotOnStop {
+			if _, err := t.meta.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", t.s.slot); err != nil {
+				errs = append(errs, fmt.Errorf("drop replication slot %q: %w", t.s.slot, err))
+			}
+		}
+		if err := t.meta.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// enqueue hands a record to Poll. While the queue is full it keeps the
+// replication connection alive, so that a slow Kafka does not let
+// wal_sender_timeout end the stream.
+func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) error {
+	for {
+		select {
+		case r.t.queue <- rec:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(statusInterval):
+			if r.streaming {
+				if err := r.sendStatus(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// statusInterval is how often the reader tells PostgreSQL how far it is,
+// well within the default wal_sender_timeout of 60 s.
+const statusInterval = 10 * time.Second
+
+func (r *reader) sendStatus(ctx context.Context) error {
+	lsn := pglogrepl.LSN(r.t.flushLSN.Load())
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, r.t.repl, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn, ClientTime: time.Now(),
+	})
+	if err != nil {
+		return classifyStream(fmt.Errorf("send the slot's status: %w", err), r.t.s)
+	}
+	r.lastStatus = time.Now()
+	return nil
+}

@@ -1,0 +1,295 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/conformance"
+	"github.com/sluice-io/sluice/internal/pgtest"
+)
+
+var slotSeq atomic.Int64
+
+// cdcConfig is a config for srv's database with a slot of the test's own.
+func cdcConfig(srv *pgtest.Server, extra ...string) map[string]string {
+	n := slotSeq.Add(1)
+	cfg := map[string]string{
+		HostnameKey: srv.Host(), PortKey: strconv.Itoa(srv.Port()), UserKey: srv.User(), PasswordKey: srv.Password(),
+		DBNameKey: srv.Database(), TopicPrefixKey: "srv", SSLModeKey: "disable",
+		SlotNameKey:        fmt.Sprintf("sluice_test_%d_%d", time.Now().UnixNano()%1e9, n),
+		PublicationNameKey: fmt.Sprintf("sluice_pub_%d", n), PollIntervalKey: "100",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = extra[i+1]
+	}
+	return cfg
+}
+
+// harness runs a task against a SourceContext that stores offsets as the
+// runtime would.
+type harness struct {
+	t   *testing.T
+	sc  *conformance.SourceContext
+	cfg map[string]string
+	tk  *Task
+}
+
+func newHarness(t *testing.T, cfg map[string]string) *harness {
+	h := &harness{t: t, sc: conformance.NewSourceContext(t, "cdc", 0), cfg: cfg}
+	t.Cleanup(func() {
+		if h.tk != nil {
+			h.tk.Close()
+		}
+		// The slot would hold WAL on the shared server after the test.
+		srvDrop(t, cfg)
+	})
+	return h
+}
+
+func srvDrop(t *testing.T, cfg map[string]string) {
+	s, err := parseSettings(cfg)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", s.slot)
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	h.tk = &Task{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.tk.Open(ctx, h.sc, h.cfg); err != nil {
+		h.t.Fatalf("Open: %v", err)
+	}
+}
+
+// poll collects n records (failing after a while), committing each
+// batch's offsets and calling Commit, as the runtime does.
+func (h *harness) poll(n int) []*connectors.SourceRecord {
+	h.t.Helper()
+	var out []*connectors.SourceRecord
+	deadline := time.Now().Add(30 * time.Second)
+	for len(out) < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("got %d records, want %d: %v", len(out), n, describe(out))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		recs, err := h.tk.Poll(ctx)
+		cancel()
+		if err != nil {
+			h.t.Fatalf("Poll: %v", err)
+		}
+		out = append(out, recs...)
+		if len(recs) > 0 {
+			if err := h.sc.Commit(recs...); err != nil {
+				h.t.Fatal(err)
+			}
+			if err := h.tk.Commit(context.Background()); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// quiet checks that no further record arrives for a while.
+func (h *harness) quiet() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	recs, err := h.tk.Poll(ctx)
+	if err != nil || len(recs) > 0 {
+		h.t.Fatalf("expected nothing more, got %v, %v", describe(recs), err)
+	}
+}
+
+func (h *harness) close() {
+	h.t.Helper()
+	if err := h.tk.Close(); err != nil {
+		h.t.Fatalf("Close: %v", err)
+	}
+	h.tk = nil
+}
+
+// describe renders records as "topic op key" lines.
+func describe(recs []*connectors.SourceRecord) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Topic+" "+opOf(r)+" "+keyOf(r))
+	}
+	return out
+}
+
+func opOf(r *connectors.SourceRecord) string {
+	v, ok := r.Value.(*connectors.StructValue)
+	if !ok || v == nil {
+		return "tombstone"
+	}
+	if op, ok := v.Get("op").(string); ok {
+		return op
+	}
+	return "?"
+}
+
+func keyOf(r *connectors.SourceRecord) string {
+	k, ok := r.Key.(*connectors.StructValue)
+	if !ok || k == nil {
+		return "null"
+	}
+	return fmt.Sprint(k.Values...)
+}
+
+func field(r *connectors.SourceRecord, part, name string) any {
+	v := r.Value.(*connectors.StructValue)
+	p, _ := v.Get(part).(*connectors.StructValue)
+	if p == nil {
+		return nil
+	}
+	return p.Get(name)
+}
+
+func TestSnapshotThenStream(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2), note varchar(20))`)
+	srv.Exec(t, `CREATE TABLE other (k text PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO items VALUES (1, 'a', 1.50, NULL), (2, 'b', 2.25, 'x')`)
+	srv.Exec(t, `INSERT INTO other VALUES ('z')`)
+	h := newHarness(t, cdcConfig(srv))
+	h.open()
+	snap := h.poll(3)
+	if got := describe(snap); strings.Join(got, "|") != "srv.public.items r 1|srv.public.items r 2|srv.public.other r z" {
+		t.Fatalf("snapshot = %v", got)
+	}
+	for i, want := range []string{"first", "last_in_data_collection", "last"} {
+		if got := field(snap[i], "source", "snapshot"); got != want {
+			t.Errorf("record %d: source.snapshot = %v, want %s", i, got, want)
+		}
+	}
+	if last := snap[2].Offset; last["last_snapshot_record"] != true || last["snapshot"] != "INITIAL" {
+		t.Errorf("last snapshot offset = %v", last)
+	}
+	if got := field(snap[0], "after", "price"); got.(*big.Rat).Cmp(big.NewRat(3, 2)) != 0 {
+		t.Errorf("price = %v", got)
+	}
+	if snap[0].ValueSchema.Name != "srv.public.items.Envelope" || snap[0].KeySchema.Name != "srv.public.items.Key" {
+		t.Errorf("schema names %q %q", snap[0].ValueSchema.Name, snap[0].KeySchema.Name)
+	}
+
+	srv.Exec(t, `INSERT INTO items VALUES (3, 'c', 3, NULL)`)
+	srv.Exec(t, `UPDATE items SET name = 'bb' WHERE id = 2`)
+	srv.Exec(t, `DELETE FROM items WHERE id = 1`)
+	changes := h.poll(4)
+	if got := strings.Join(describe(changes), "|"); got != "srv.public.items c 3|srv.public.items u 2|srv.public.items d 1|srv.public.items tombstone 1" {
+		t.Fatalf("changes = %v", got)
+	}
+	if got := field(changes[1], "after", "name"); got != "bb" {
+		t.Errorf("update after.name = %v", got)
+	}
+	if got := field(changes[1], "before", "name"); got != nil {
+		t.Errorf("update before without REPLICA IDENTITY FULL = %v, want null", got)
+	}
+	// Default replica identity: a delete's before holds the key, and the
+	// type's zero in required columns, as Debezium's fallback.
+	if id, name := field(changes[2], "before", "id"), field(changes[2], "before", "name"); id != int32(1) || name != "" {
+		t.Errorf("delete before = %v %v", id, name)
+	}
+	o := changes[0].Offset
+	for _, k := range []string{"lsn", "lsn_commit", "lsn_proc", "txId", "ts_usec"} {
+		if _, ok := o[k]; !ok {
+			t.Errorf("streaming offset lacks %q: %v", k, o)
+		}
+	}
+	if seq, _ := field(changes[0], "source", "sequence").(string); !strings.HasPrefix(seq, `["`) {
+		t.Errorf("source.sequence = %q", seq)
+	}
+	h.quiet()
+	h.close()
+
+	// Changes while stopped arrive after a restart, nothing twice.
+	srv.Exec(t, `INSERT INTO items VALUES (4, 'd', 4, NULL)`)
+	h.open()
+	again := h.poll(1)
+	if got := strings.Join(describe(again), "|"); got != "srv.public.items c 4" {
+		t.Fatalf("after restart = %v", got)
+	}
+	h.quiet()
+}
+
+func TestRestartMidTransactionResumesWithoutLossOrDuplicate(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TombstonesKey, "false"))
+	h.open()
+	h.quiet()
+	srv.Exec(t, `INSERT INTO t SELECT g FROM generate_series(1, 10) g`)
+	// Take the records one by one and store the offset of the 4th only:
+	// as if the task died with the transaction half in Kafka.
+	var got []*connectors.SourceRecord
+	for len(got) < 10 {
+		recs, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, recs...)
+	}
+	if err := h.sc.Commit(got[3]); err != nil {
+		t.Fatal(err)
+	}
+	h.tk.Commit(context.Background())
+	h.close()
+	h.open()
+	rest := h.poll(6)
+	if first, last := keyOf(rest[0]), keyOf(rest[5]); first != "5" || last != "10" {
+		t.Fatalf("after restart got %v", describe(rest))
+	}
+	h.quiet()
+}
+
+func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE f (id int PRIMARY KEY, v text, big text)`)
+	srv.Exec(t, `ALTER TABLE f REPLICA IDENTITY FULL`)
+	srv.Exec(t, `CREATE TABLE toasty (id int PRIMARY KEY, n int, big text)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.quiet()
+	srv.Exec(t, `INSERT INTO f VALUES (1, 'x', 'y')`)
+	srv.Exec(t, `UPDATE f SET v = 'x2' WHERE id = 1`)
+	srv.Exec(t, `UPDATE f SET id = 2 WHERE id = 1`)
+	recs := h.poll(5)
+	if got := strings.Join(describe(recs), "|"); got != "srv.public.f c 1|srv.public.f u 1|srv.public.f d 1|srv.public.f tombstone 1|srv.public.f c 2" {
+		t.Fatalf("got %v", got)
+	}
+	if before := field(recs[1], "before", "v"); before != "x" {
+		t.Errorf("REPLICA IDENTITY FULL before.v = %v", before)
+	}
+	if len(recs[2].Headers) != 1 || recs[2].Headers[0].Key != "__debezium.newkey" {
+		t.Errorf("key-change delete headers = %v", recs[2].Headers)
+	}
+	// A value too large to stay inline, then an update of another column:
+	// pgoutput does not resend it, Debezium shows its placeholder.
+	srv.Exec(t, `INSERT INTO toasty VALUES (1, 1, (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 2000) g))`)
+	srv.Exec(t, `UPDATE toasty SET n = 2 WHERE id = 1`)
+	recs = h.poll(2)
+	if big, _ := field(recs[0], "after", "big").(string); len(big) != 64000 {
+		t.Errorf("insert big = %d chars", len(big))
+	}
+	if got := field(recs[1], "after", "big"); got != unavailableValue {
+		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
+	}
+}
