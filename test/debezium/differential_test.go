@@ -43,9 +43,13 @@ const (
 var httpClient = &http.Client{Timeout: 15 * time.Second}
 
 // TestDebeziumDifferential runs the scripted workload (workload_test.go)
-// through Debezium 3.6.1.Final in Apache Kafka Connect, checks that
-// Debezium's topics hold the events the workload must make, and that a
-// second Debezium connector's events compare equal to the first's.
+// through Debezium 3.6.1.Final in Apache Kafka Connect and through
+// Sluice's connector in a `sluice worker`, on the same database and broker
+// (each with a slot and a publication of its own), checks that Debezium's
+// topics hold the events the workload must make, that a second Debezium
+// connector's events compare equal to the first's, and then that Sluice's
+// do: topic by topic, the same keys, op sequence, payloads, schemas,
+// source fields and headers, once normalised (events_test.go).
 func TestDebeziumDifferential(t *testing.T) {
 	seeds := kafkatest.Bootstrap()
 	if len(seeds) == 0 {
@@ -66,26 +70,54 @@ func TestDebeziumDifferential(t *testing.T) {
 	// misses something two correct connectors legitimately differ in, and
 	// a difference reported against Sluice would not be Sluice's.
 	control := &side{name: "control", prefix: "ctl_" + run}
-	sides := []*side{dbz, control}
+	sluice := &side{name: "sluice", prefix: "sl_" + run}
+	sides := []*side{dbz, control, sluice}
 
-	startDebezium(t, bootstrap, sides, pg)
-	// Debezium creates its slot before it reads the snapshot, and its
-	// stream starts at that slot: once the snapshot's events are there,
-	// every later change is captured.
+	startDebezium(t, bootstrap, []*side{dbz, control}, pg)
+	startSluice(t, bootstrap, sluice, pg)
+	// Each connector creates its slot before it reads the snapshot, and
+	// its stream starts at that slot: once the snapshot's events are
+	// there, every later change is captured.
+	// Too few events from Debezium end the test: the workload or the
+	// harness is broken. Too few from Sluice are a difference like any
+	// other, which the comparison below shows in full.
 	for _, s := range sides {
-		s.read(t, seeds, expectedSnapshotEvents())
+		if missing := s.read(t, seeds, expectedSnapshotEvents()); missing != "" {
+			if s != sluice {
+				t.Fatal(missing)
+			}
+			t.Error(missing)
+		}
 	}
 	runSQL(t, pg.URL(), workload)
 	for _, s := range sides {
-		s.read(t, seeds, expectedEventCount())
+		missing := s.read(t, seeds, expectedEventCount())
 		s.save(t)
+		if missing != "" {
+			if s != sluice {
+				t.Fatal(missing)
+			}
+			t.Error(missing)
+		}
 	}
 
 	dbz.checkExpectedOps(t)
 	dbz.checkWorkloadShapes(t)
 	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), control.name, normalise(control.events, control.prefix)); report != "" {
-		t.Errorf("Debezium differs from a second Debezium connector on the same workload: the normalisation misses what two correct connectors may differ in, fix it before blaming Sluice:\n%s", report)
+		t.Fatalf("Debezium differs from a second Debezium connector on the same workload: the normalisation misses what two correct connectors may differ in, fix it before blaming Sluice:\n%s", report)
 	}
+	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), sluice.name, normalise(sluice.events, sluice.prefix)); report != "" {
+		t.Errorf("Sluice's events differ from Debezium's (with %s=DIR the test writes both sides' events to DIR):\n%s", saveDirEnv, report)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // saveDirEnv names a directory where each side's events are written, as
@@ -139,6 +171,9 @@ type side struct {
 	name   string
 	prefix string
 	events []event
+	// failure, when set, reports why the connector's task failed (empty
+	// while it has not), so that reading its topics stops at once.
+	failure func() string
 }
 
 // topics are the side's topics of the captured tables.
@@ -177,9 +212,9 @@ func cdcConfig(pg *pgtest.Server, prefix string) map[string]string {
 }
 
 // startLogicalPostgres starts a PostgreSQL server of the test's own with
-// wal_level=logical: pgtest's server has the default (replica), and the
-// setting only takes effect at a restart, so it is set with ALTER SYSTEM
-// (in the server's own data directory) and the server restarted.
+// wal_level=logical. A server whose wal_level is another gets it with
+// ALTER SYSTEM (in its own data directory) and a restart, the only way the
+// setting takes effect.
 func startLogicalPostgres(t *testing.T) *pgtest.Server {
 	t.Helper()
 	pg := pgtest.StartPrivate(t)
@@ -189,14 +224,20 @@ func startLogicalPostgres(t *testing.T) *pgtest.Server {
 	t.Cleanup(func() {
 		pg.Exec(t, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()")
 	})
+	walLevel := func() string {
+		var level string
+		if err := pg.Conn(t).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
+			t.Fatal(err)
+		}
+		return level
+	}
+	if walLevel() == "logical" {
+		return pg
+	}
 	pg.Exec(t, "ALTER SYSTEM SET wal_level = logical")
 	pg.Stop()
 	pg.Start()
-	var level string
-	if err := pg.Conn(t).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
-		t.Fatal(err)
-	}
-	if level != "logical" {
+	if level := walLevel(); level != "logical" {
 		t.Fatalf("wal_level is %q after ALTER SYSTEM and a restart, want logical", level)
 	}
 	return pg
@@ -350,22 +391,29 @@ func expectedEventCount() int {
 
 // read reads the side's topics from their start until they hold at least
 // want events and then stay quiet for settle, or until eventsDeadline,
-// and keeps what it read in s.events. Fewer events than wanted fail the
-// test, with the op sequences read so far.
-func (s *side) read(t *testing.T, seeds []string, want int) {
+// and keeps what it read in s.events. With fewer events than wanted it
+// returns a message with the op sequences read.
+func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
 	t.Helper()
 	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250 * time.Millisecond)}, s.topics())
 	defer cl.Close()
 	var events []event
 	deadline := time.Now().Add(eventsDeadline)
 	var quietSince time.Time
+	failed := ""
 	for {
-		if len(events) >= want && !quietSince.IsZero() && time.Since(quietSince) >= settle {
+		quiet := !quietSince.IsZero() && time.Since(quietSince) >= settle
+		if quiet && (len(events) >= want || failed != "") {
 			break
+		}
+		// After a failure, what the topics hold is read (until they are
+		// quiet) and compared, but no more is waited for.
+		if s.failure != nil && failed == "" {
+			failed = s.failure()
 		}
 		if time.Now().After(deadline) {
 			if len(events) < want {
-				t.Fatalf("%s: %d events within %v, want %d; read so far:\n%s", s.name, len(events), eventsDeadline, want, opSequences(normalise(events, s.prefix)))
+				missing = fmt.Sprintf("%s: %d events within %v, want %d; read:\n%s", s.name, len(events), eventsDeadline, want, opSequences(normalise(events, s.prefix)))
 			}
 			break
 		}
@@ -398,6 +446,10 @@ func (s *side) read(t *testing.T, seeds []string, want int) {
 		}
 	}
 	s.events = events
+	if failed != "" {
+		return fmt.Sprintf("%s: the task failed, after %d events of %d: %s; read:\n%s", s.name, len(events), want, failed, opSequences(normalise(events, s.prefix)))
+	}
+	return missing
 }
 
 // opSequences lists normalised events' summaries topic by topic.

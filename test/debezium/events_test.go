@@ -72,16 +72,22 @@ const (
 //   - timings: ts_ms, ts_us and ts_ns of the envelope and of source become
 //     timingMark when they hold a number (null stays null);
 //   - headers: the prefix in values, the run id (normaliseHeader);
-//   - LSNs (source.lsn, the elements of source.sequence) and transaction
-//     ids (source.txId, source.xmin) become their rank among all of this
-//     connector's values ("lsn#3", "tx#2"): two slots created at other
-//     moments may see other positions, but the order of changes and which
-//     changes share a transaction or a position must be the same.
+//   - the positions of the snapshot: the LSNs (source.lsn, the elements of
+//     source.sequence) and transaction ids (source.txId, source.xmin) of
+//     the snapshot's reads (op r) become their rank among this connector's
+//     snapshot values ("snapshot-lsn#1", "snapshot-tx#1"), wherever they
+//     appear. Each connector's slot is created at its own moment, so its
+//     snapshot has its own position; which reads share one must still be
+//     the same.
+//
+// The positions of streamed changes stay as they are: both slots decode
+// the same WAL, so a change's LSN and transaction id are the same numbers
+// on both sides (the Debezium control run shows they are).
 func normalise(events []event, prefix string) []event {
 	lsns, txs := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		src := source(e)
-		if src == nil {
+		if src == nil || payloadOf(e.Value)["op"] != "r" {
 			continue
 		}
 		addNumber(lsns, src["lsn"])
@@ -91,7 +97,7 @@ func normalise(events []event, prefix string) []event {
 		addNumber(txs, src["txId"])
 		addNumber(txs, src["xmin"])
 	}
-	lsnRank, txRank := ranks(lsns, "lsn#"), ranks(txs, "tx#")
+	lsnRank, txRank := ranks(lsns, "snapshot-lsn#"), ranks(txs, "snapshot-tx#")
 
 	out := make([]event, len(events))
 	for i, e := range events {
@@ -110,12 +116,19 @@ func normalise(events []event, prefix string) []event {
 				rankField(src, "lsn", lsnRank)
 				rankField(src, "txId", txRank)
 				rankField(src, "xmin", txRank)
+				// A sequence with no snapshot position in it stays the
+				// string it is, compared byte for byte.
 				if seq := sequence(src["sequence"]); seq != nil {
-					ranked := make([]string, len(seq))
+					ranked, changed := make([]string, len(seq)), false
 					for j, s := range seq {
 						ranked[j] = rankOf(s, lsnRank)
+						if n, ok := numberText(s); ok && lsnRank[n] != "" {
+							changed = true
+						}
 					}
-					src["sequence"] = "[" + strings.Join(ranked, ",") + "]"
+					if changed {
+						src["sequence"] = "[" + strings.Join(ranked, ",") + "]"
+					}
 				}
 			}
 		}
@@ -247,16 +260,17 @@ func ranks(set map[string]bool, label string) map[string]string {
 	return out
 }
 
+// rankField replaces m[k] with its rank when it has one.
 func rankField(m map[string]any, k string, rank map[string]string) {
-	if _, ok := numberText(m[k]); ok {
-		m[k] = rankOf(m[k], rank)
+	if n, ok := numberText(m[k]); ok && rank[n] != "" {
+		m[k] = rank[n]
 	}
 }
 
-// rankOf is v's rank, or v as it is (JSON) when it is not a number.
+// rankOf is v's rank when it has one, else v as JSON.
 func rankOf(v any, rank map[string]string) string {
-	if s, ok := numberText(v); ok {
-		return rank[s]
+	if n, ok := numberText(v); ok && rank[n] != "" {
+		return rank[n]
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -483,11 +497,15 @@ func compareTopics(leftName string, left []event, rightName string, right []even
 			if len(diffs) == 0 {
 				continue
 			}
+			counted := map[string]bool{} // a field counts once an event
 			for _, d := range diffs {
 				if fieldCounts[d.Generalise] == 0 {
 					fieldExample[d.Generalise] = d
 				}
-				fieldCounts[d.Generalise]++
+				if !counted[d.Generalise] {
+					counted[d.Generalise] = true
+					fieldCounts[d.Generalise]++
+				}
 			}
 			if !first {
 				continue
