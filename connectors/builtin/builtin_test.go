@@ -27,6 +27,10 @@ func TestRegistryNames(t *testing.T) {
 		"io.confluent.connect.jdbc.JdbcSinkConnector":             connectors.Sink,
 		"JdbcSinkConnector":                                       connectors.Sink,
 		"PostgresSink":                                            connectors.Sink,
+		"io.debezium.connector.postgresql.PostgresConnector":      connectors.Source,
+		"PostgresConnector":                                       connectors.Source,
+		"PostgresCdc":                                             connectors.Source,
+		"DebeziumPostgres":                                        connectors.Source,
 	} {
 		p, err := reg.Lookup(name)
 		if err != nil {
@@ -50,11 +54,11 @@ func TestRegistryNames(t *testing.T) {
 			}
 		}
 	}
-	if n := len(reg.Plugins()); n != 5 {
-		t.Errorf("%d plugins, want 5", n)
+	if n := len(reg.Plugins()); n != 6 {
+		t.Errorf("%d plugins, want 6", n)
 	}
 	var unknown *connectors.UnknownClassError
-	if _, err := reg.Lookup("FileStream"); !errors.As(err, &unknown) || len(unknown.Known) != 5 {
+	if _, err := reg.Lookup("FileStream"); !errors.As(err, &unknown) || len(unknown.Known) != 6 {
 		t.Errorf("Lookup of an unknown class: %v", err)
 	}
 }

@@ -25,12 +25,20 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		tx := &txState{xid: int64(m.Xid), commitLSN: uint64(m.FinalLSN), commitTime: m.CommitTime}
 		// After a restart PostgreSQL resends the transactions it was not
 		// told are safe; the stored offset says how much of them is in
-		// Kafka already.
-		switch {
-		case tx.commitLSN < r.resume.commitLSN:
-			tx.skip = true
-		case tx.commitLSN == r.resume.commitLSN:
-			tx.skipUpTo = r.resume.lsn
+		// Kafka already: those that committed up to its lsn_commit
+		// entirely, and of the next one (the offset's own transaction)
+		// the changes up to its lsn. A heartbeat's offset has lsn =
+		// lsn_commit: none of the next transaction.
+		if r.resume.streaming {
+			switch {
+			case tx.commitLSN <= r.resume.commitLSN:
+				tx.skip = true
+			case !r.resumedPast:
+				if r.resume.lsn > r.resume.commitLSN {
+					tx.skipUpTo = r.resume.lsn
+				}
+				r.resumedPast = true
+			}
 		}
 		r.tx = tx
 		r.lastTxID = tx.xid
@@ -38,8 +46,9 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		if r.tx == nil {
 			return nil
 		}
-		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)})
+		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, endLSN: uint64(m.TransactionEndLSN)})
 		r.walEnd = uint64(m.TransactionEndLSN)
+		r.lastCommit = r.tx.commitLSN
 		r.tx = nil
 	case *pglogrepl.InsertMessage:
 		if t, ok := r.change(m.RelationID, lsn, "c"); ok {
@@ -127,7 +136,7 @@ func (r *reader) change(relID uint32, lsn uint64, op string) (*table, bool) {
 }
 
 func (r *reader) position(lsn uint64) position {
-	return position{commitTime: r.tx.commitTime, txID: r.tx.xid, lsn: lsn, commitLSN: r.tx.commitLSN}
+	return position{commitTime: r.tx.commitTime, txID: r.tx.xid, lsn: lsn, procLSN: lsn, lastCommit: r.lastCommit}
 }
 
 // emit queues a change event, and a tombstone after a delete when
@@ -172,11 +181,7 @@ func (r *reader) queuePart(ctx context.Context, rec *connectors.SourceRecord, ls
 }
 
 func (r *reader) queue(ctx context.Context, rec *connectors.SourceRecord, lsn uint64) error {
-	if err := r.enqueue(ctx, rec); err != nil {
-		return err
-	}
-	r.tx.lastLSN = lsn
-	return nil
+	return r.enqueue(ctx, rec)
 }
 
 // cells reads a pgoutput tuple.

@@ -160,7 +160,10 @@ type position struct {
 	commitTime time.Time // the transaction's commit (now, in a snapshot)
 	txID       int64
 	lsn        uint64 // the change's LSN (the snapshot's in a snapshot)
-	commitLSN  uint64 // 0 in a snapshot
+	procLSN    uint64 // lsn_proc: processed up to here (a heartbeat's WAL end)
+	// lastCommit is the commit LSN of the last transaction before this
+	// one (0: none since the slot was created; always 0 in a snapshot).
+	lastCommit uint64
 	snapshot   string // source.snapshot: "" when streaming
 	lastSnap   bool
 }
@@ -174,14 +177,12 @@ func (p position) sourceValue(prefix, db string, t *table) *connectors.StructVal
 	s.Values[2] = prefix
 	s.Values[3] = p.commitTime.UnixMilli()
 	if p.snapshot != "" {
-		s.Values[4] = p.snapshot
-	} else {
-		s.Values[4] = "false"
+		s.Values[4] = p.snapshot // when streaming it is null: its default, "false"
 	}
 	s.Values[5] = db
 	commit := "null"
-	if p.commitLSN != 0 {
-		commit = strconv.Quote(strconv.FormatUint(p.commitLSN, 10))
+	if p.lastCommit != 0 {
+		commit = strconv.Quote(strconv.FormatUint(p.lastCommit, 10))
 	}
 	s.Values[6] = "[" + commit + "," + strconv.Quote(strconv.FormatUint(p.lsn, 10)) + "]"
 	s.Values[7] = us
@@ -205,8 +206,10 @@ func (p position) offset() map[string]any {
 		o["last_snapshot_record"] = p.lastSnap
 		o["snapshot_completed"] = p.lastSnap
 	} else {
-		o["lsn_proc"] = int64(p.lsn)
-		o["lsn_commit"] = int64(p.commitLSN)
+		o["lsn_proc"] = int64(p.procLSN)
+		if p.lastCommit != 0 {
+			o["lsn_commit"] = int64(p.lastCommit)
+		}
 	}
 	return o
 }
@@ -214,8 +217,14 @@ func (p position) offset() map[string]any {
 // event builds a change event record: op is c, u, d or r.
 func (t *table) event(partition map[string]any, prefix, db, op string, before, after *connectors.StructValue, p position, now time.Time) *connectors.SourceRecord {
 	v := connectors.NewStruct(t.envelope)
-	v.Values[0] = before
-	v.Values[1] = after
+	// A nil *StructValue in an interface is not a null: set only rows
+	// there are.
+	if before != nil {
+		v.Values[0] = before
+	}
+	if after != nil {
+		v.Values[1] = after
+	}
 	v.Values[2] = p.sourceValue(prefix, db, t)
 	v.Values[4] = op
 	v.Values[5] = now.UnixMilli()

@@ -32,6 +32,12 @@ type reader struct {
 	walEnd        uint64
 	lastHeartbeat time.Time
 	lastTxID      int64
+	// lastCommit is the commit LSN of the last transaction decoded: the
+	// lsn_commit of the records that follow, as Debezium's.
+	lastCommit uint64
+	// resumedPast is set once the first transaction after the stored
+	// offset's lsn_commit began.
+	resumedPast bool
 }
 
 // txState is the transaction being decoded.
@@ -39,7 +45,6 @@ type txState struct {
 	xid        int64
 	commitLSN  uint64
 	commitTime time.Time
-	lastLSN    uint64 // of its last queued record
 	skip       bool   // queued before a restart: the stored offset covers it
 	skipUpTo   uint64 // changes at or below this LSN were queued before
 }
@@ -64,18 +69,9 @@ func (r *reader) run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	if snapshot && slot.exists {
-		// A consistent snapshot needs the slot's exported snapshot, which
-		// only its creation gives: a new slot starts where the new
-		// snapshot ends, so no change is lost or repeated.
-		r.t.log.Info().Str("slot", s.slot).Msg("dropping the replication slot to create it again with a new snapshot")
-		if err := pglogrepl.DropReplicationSlot(ctx, r.t.repl, s.slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
-			return classifyStream(fmt.Errorf("drop replication slot %q for a new snapshot: %w", s.slot, err), s)
-		}
-		slot.exists = false
-	}
 	var start pglogrepl.LSN
-	if !slot.exists {
+	switch {
+	case !slot.exists:
 		action := "NOEXPORT_SNAPSHOT"
 		if snapshot {
 			action = "EXPORT_SNAPSHOT"
@@ -92,15 +88,26 @@ func (r *reader) run(ctx context.Context) error {
 			r.t.log.Warn().Str("slot", s.slot).Msg("the replication slot was missing and is created anew: changes made since the last stored offset are lost (snapshot.mode=when_needed would snapshot again)")
 		}
 		if snapshot {
+			// The slot's exported snapshot is exactly what the slot
+			// streams after: nothing missed, nothing twice.
 			if err := r.snapshot(ctx, res.SnapshotName, uint64(start)); err != nil {
 				return err
 			}
-			if s.snapshotMode == SnapshotInitialOnly {
-				r.t.log.Info().Msg("snapshot.mode is initial_only: the snapshot is done, nothing is streamed")
-				<-ctx.Done()
-				return nil
-			}
 		}
+	case snapshot:
+		// The slot exists (a snapshot that did not finish, or
+		// snapshot.mode=always): its position has not moved past what
+		// Kafka holds, so snapshotting now and then streaming from it
+		// misses nothing; changes made between the two arrive twice,
+		// as Debezium's do.
+		if err := r.snapshot(ctx, "", 0); err != nil {
+			return err
+		}
+	}
+	if snapshot && s.snapshotMode == SnapshotInitialOnly {
+		r.t.log.Info().Msg("snapshot.mode is initial_only: the snapshot is done, nothing is streamed")
+		<-ctx.Done()
+		return nil
 	}
 	return r.stream(ctx, start)
 }
@@ -126,8 +133,10 @@ func classifyStream(err error, s *settings) error {
 	return postgres.ClassifyError(err)
 }
 
-// snapshot reads every captured table in the slot's exported snapshot,
-// as op=r events positioned at the slot's consistent point.
+// snapshot reads every captured table as op=r events: in the slot's
+// exported snapshot (snapshotName) positioned at its consistent point
+// (lsn), or, without one, in a snapshot of its own positioned at the
+// current WAL end.
 func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) error {
 	s, conn := r.t.s, r.t.meta
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
@@ -135,8 +144,16 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 		return postgres.ClassifyError(fmt.Errorf("begin the snapshot: %w", err))
 	}
 	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+snapshotName+"'"); err != nil {
-		return postgres.ClassifyError(fmt.Errorf("use the slot's snapshot %q: %w", snapshotName, err))
+	if snapshotName != "" {
+		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+snapshotName+"'"); err != nil {
+			return postgres.ClassifyError(fmt.Errorf("use the slot's snapshot %q: %w", snapshotName, err))
+		}
+	} else {
+		var current pglogrepl.LSN
+		if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&current); err != nil {
+			return postgres.ClassifyError(fmt.Errorf("read the snapshot's WAL position: %w", err))
+		}
+		lsn = uint64(current)
 	}
 	var txid int64
 	if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&txid); err != nil {
@@ -281,6 +298,9 @@ func (r *reader) stream(ctx context.Context, start pglogrepl.LSN) error {
 	}
 	r.streaming = true
 	r.tables = map[uint32]*table{}
+	if r.resume.streaming {
+		r.lastCommit = r.resume.commitLSN
+	}
 	r.lastHeartbeat = time.Now()
 	r.t.log.Info().Str("slot", s.slot).Str("from", start.String()).Msg("streaming started")
 	for {
@@ -355,7 +375,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	p := position{commitTime: now, txID: r.lastTxID, lsn: r.walEnd, commitLSN: r.walEnd}
+	p := position{commitTime: now, txID: r.lastTxID, lsn: r.lastCommit, procLSN: r.walEnd, lastCommit: r.lastCommit}
 	key := connectors.NewStruct(heartbeatKeySchema)
 	key.Values[0] = s.prefix
 	val := connectors.NewStruct(heartbeatValueSchema)
@@ -367,7 +387,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 	if err := r.enqueue(ctx, rec); err != nil {
 		return err
 	}
-	r.t.progress.add(finished{commitLSN: r.walEnd, lastLSN: r.walEnd, endLSN: r.walEnd})
+	r.t.progress.add(finished{commitLSN: r.lastCommit, heartbeat: true, procLSN: r.walEnd, endLSN: r.walEnd})
 	return nil
 }
 

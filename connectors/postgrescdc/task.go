@@ -42,17 +42,23 @@ type Task struct {
 	flushLSN atomic.Uint64
 }
 
-// progress tracks the transactions whose records were queued, so that
-// Commit can tell from a committed offset which of them are wholly safe.
+// progress tracks what the reader queued entirely (transactions and
+// heartbeats), so that Commit can tell from a committed offset which of
+// them are safe in Kafka.
 type progress struct {
 	mu   sync.Mutex
 	done []finished
 }
 
-// finished is a transaction (or a heartbeat) the reader queued entirely.
+// finished is a transaction or a heartbeat the reader queued entirely.
+// Offsets say lsn_commit: the commit LSN of the last transaction finished
+// before the record (Debezium's meaning). A transaction is safe once a
+// stored offset's lsn_commit reaches its commit LSN; a heartbeat once the
+// stored offset is the heartbeat's or a later one.
 type finished struct {
-	commitLSN uint64 // lsn_commit of its records
-	lastLSN   uint64 // lsn of its last record (0: it had none)
+	commitLSN uint64 // a transaction's commit LSN; a heartbeat's lsn_commit
+	heartbeat bool
+	procLSN   uint64 // a heartbeat's lsn_proc
 	endLSN    uint64 // what PostgreSQL may forget once it is safe
 }
 
@@ -62,20 +68,23 @@ func (p *progress) add(f finished) {
 	p.mu.Unlock()
 }
 
-// confirm drops the transactions a committed offset (lsn_commit, lsn)
-// covers and returns the highest end LSN among them (0: none).
-func (p *progress) confirm(commitLSN, lsn uint64) uint64 {
+// confirm drops what a committed offset (lsn_commit, lsn_proc) covers and
+// returns the highest end LSN among it (0: none).
+func (p *progress) confirm(commitLSN, procLSN uint64) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var end uint64
 	n := 0
 	for _, f := range p.done {
-		if f.commitLSN < commitLSN || (f.commitLSN == commitLSN && f.lastLSN <= lsn) {
-			end = max(end, f.endLSN)
-			n++
-			continue
+		safe := f.commitLSN <= commitLSN
+		if f.heartbeat {
+			safe = f.commitLSN < commitLSN || (f.commitLSN == commitLSN && f.procLSN <= procLSN)
 		}
-		break
+		if !safe {
+			break
+		}
+		end = max(end, f.endLSN)
+		n++
 	}
 	p.done = p.done[n:]
 	return end
@@ -127,6 +136,7 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 type resumePoint struct {
 	exists             bool
 	snapshotIncomplete bool
+	streaming          bool // the offset is a streamed record's
 	commitLSN, lsn     uint64
 }
 
@@ -139,6 +149,8 @@ func offsetPosition(o map[string]any) resumePoint {
 		last, _ := o["last_snapshot_record"].(bool)
 		completed, _ := o["snapshot_completed"].(bool)
 		rp.snapshotIncomplete = !last && !completed
+	} else {
+		rp.streaming = true
 	}
 	rp.commitLSN = uint64(number(o["lsn_commit"]))
 	rp.lsn = uint64(number(o["lsn"]))
@@ -200,7 +212,7 @@ func (t *Task) Commit(ctx context.Context) error {
 	if _, snap := o["snapshot"]; snap {
 		return nil // the slot stays at its creation point until streaming
 	}
-	if end := t.progress.confirm(uint64(number(o["lsn_commit"])), uint64(number(o["lsn"]))); end > t.flushLSN.Load() {
+	if end := t.progress.confirm(uint64(number(o["lsn_commit"])), uint64(number(o["lsn_proc"]))); end > t.flushLSN.Load() {
 		t.flushLSN.Store(end)
 	}
 	return nil

@@ -208,14 +208,26 @@ func TestSnapshotThenStream(t *testing.T) {
 	if id, name := field(changes[2], "before", "id"), field(changes[2], "before", "name"); id != int32(1) || name != "" {
 		t.Errorf("delete before = %v %v", id, name)
 	}
-	o := changes[0].Offset
+	// lsn_commit is, as Debezium's, the commit LSN of the transaction
+	// before: the first one streamed from a new slot has none.
+	if _, ok := changes[0].Offset["lsn_commit"]; ok {
+		t.Errorf("first streamed offset has lsn_commit: %v", changes[0].Offset)
+	}
+	if seq, _ := field(changes[0], "source", "sequence").(string); !strings.HasPrefix(seq, `[null,"`) {
+		t.Errorf("first source.sequence = %q", seq)
+	}
+	o := changes[1].Offset
 	for _, k := range []string{"lsn", "lsn_commit", "lsn_proc", "txId", "ts_usec"} {
 		if _, ok := o[k]; !ok {
 			t.Errorf("streaming offset lacks %q: %v", k, o)
 		}
 	}
-	if seq, _ := field(changes[0], "source", "sequence").(string); !strings.HasPrefix(seq, `["`) {
-		t.Errorf("source.sequence = %q", seq)
+	want := fmt.Sprintf(`["%d","%d"]`, o["lsn_commit"], o["lsn"])
+	if seq := field(changes[1], "source", "sequence"); seq != want {
+		t.Errorf("source.sequence = %v, want %s", seq, want)
+	}
+	if snap := field(changes[1], "source", "snapshot"); snap != nil {
+		t.Errorf("streamed source.snapshot = %v, want null (its default, false)", snap)
 	}
 	h.quiet()
 	h.close()
