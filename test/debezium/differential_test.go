@@ -311,15 +311,18 @@ func startDebezium(t *testing.T, bootstrap string, sides []*side, pg *pgtest.Ser
 		}
 	}
 	for _, s := range sides {
-		waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", alive)
+		if failure := waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", alive); failure != "" {
+			t.Fatalf("Debezium's %s: %s", s.name, failure)
+		}
 	}
 	t.Logf("Debezium's tasks run in Apache Kafka Connect (%v after start)", time.Since(start).Round(time.Millisecond))
 }
 
 // waitConnectRunning polls a connector's status until the connector and
-// its task run, and fails at once when either has failed, with the trace,
-// or when alive finds the worker gone.
-func waitConnectRunning(t *testing.T, statusURL string, alive func()) {
+// its task run, or until either has failed, and then returns the trace of
+// the failure. It ends the test when alive finds the worker gone or at
+// the deadline.
+func waitConnectRunning(t *testing.T, statusURL string, alive func()) (failure string) {
 	t.Helper()
 	deadline := time.Now().Add(runningDeadline)
 	last := "no answer yet"
@@ -338,20 +341,21 @@ func waitConnectRunning(t *testing.T, statusURL string, alive func()) {
 				t.Fatalf("status is not JSON: %v: %s", err, body)
 			}
 			if st.Connector.State == "FAILED" {
-				t.Fatalf("connector FAILED: %s", st.Connector.Trace)
+				return "connector FAILED: " + st.Connector.Trace
 			}
 			for _, task := range st.Tasks {
 				if task.State == "FAILED" {
-					t.Fatalf("task %d FAILED: %s", task.ID, task.Trace)
+					return fmt.Sprintf("task %d FAILED: %s", task.ID, task.Trace)
 				}
 			}
 			if st.Running() {
-				return
+				return ""
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("%s: not RUNNING within %v; last: %s", statusURL, runningDeadline, last)
+	return ""
 }
 
 // connectLogProblems is the WARN and ERROR lines of a Connect log, and

@@ -50,10 +50,15 @@ func startSluice(t *testing.T, bootstrap string, s *side, pg *pgtest.Server) {
 	if code != http.StatusCreated {
 		t.Fatalf("POST /connectors %s: %d %s", s.name, code, answer)
 	}
-	waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", p.FailIfExited)
+	// A failed task is a finding like a wrong event: the test goes on and
+	// compares what the topics hold.
 	s.failure = func() string {
 		p.FailIfExited()
 		return taskFailure(p.StderrText())
+	}
+	if failure := waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", p.FailIfExited); failure != "" {
+		t.Errorf("Sluice's connector: %s", failure)
+		return
 	}
 	t.Logf("Sluice's task runs in a sluice worker (%v after start)", time.Since(start).Round(time.Millisecond))
 }
