@@ -12,10 +12,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -256,12 +258,7 @@ func startDebezium(t *testing.T, bootstrap string, sides []*side, pg *pgtest.Ser
 		config := cdcConfig(pg, s.prefix)
 		var props strings.Builder
 		fmt.Fprintf(&props, "name=%s\n", s.name)
-		keys := make([]string, 0, len(config))
-		for k := range config {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(config)) {
 			fmt.Fprintf(&props, "%s=%s\n", k, config[k])
 		}
 		f := filepath.Join(dir, s.name+".properties")
@@ -460,12 +457,7 @@ func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
 func opSequences(events []event) string {
 	var b strings.Builder
 	topics := byTopic(events)
-	names := make([]string, 0, len(topics))
-	for name := range topics {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(topics)) {
 		fmt.Fprintf(&b, "  %s: %s\n", name, strings.Join(summaries(topics[name]), ", "))
 	}
 	return b.String()

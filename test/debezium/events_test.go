@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -315,14 +317,15 @@ func diffValues(path string, a, b any, out *[]fieldDiff) {
 			add(render(a), render(b))
 			return
 		}
-		keys := map[string]bool{}
-		for k := range av {
-			keys[k] = true
-		}
+		// a's fields, then the fields only b has, each sorted.
+		var onlyB []string
 		for k := range bv {
-			keys[k] = true
+			if _, inA := av[k]; !inA {
+				onlyB = append(onlyB, k)
+			}
 		}
-		for _, k := range sortedKeys(keys) {
+		slices.Sort(onlyB)
+		for _, k := range append(slices.Sorted(maps.Keys(av)), onlyB...) {
 			x, inA := av[k]
 			y, inB := bv[k]
 			switch {
@@ -371,15 +374,6 @@ func sameNumber(a, b json.Number) bool {
 	x, okX := new(big.Rat).SetString(a.String())
 	y, okY := new(big.Rat).SetString(b.String())
 	return okX && okY && x.Cmp(y) == 0
-}
-
-func sortedKeys(m map[string]bool) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // stripIndices turns "a[3].b[0]" into "a[].b[]".
@@ -481,7 +475,7 @@ func compareTopics(leftName string, left []event, rightName string, right []even
 	var r strings.Builder
 	fieldCounts := map[string]int{}
 	fieldExample := map[string]fieldDiff{}
-	for _, topic := range sortedKeys(topics) {
+	for _, topic := range slices.Sorted(maps.Keys(topics)) {
 		a, b := lt[topic], rt[topic]
 		if len(a) == 0 || len(b) == 0 {
 			fmt.Fprintf(&r, "topic %s: %s has %d events, %s has %d\n", topic, leftName, len(a), rightName, len(b))
@@ -521,11 +515,7 @@ func compareTopics(leftName string, left []event, rightName string, right []even
 	}
 	if len(fieldCounts) > 0 {
 		fmt.Fprintf(&r, "differing fields, with the number of events (all topics) and a first example:\n")
-		keys := map[string]bool{}
-		for k := range fieldCounts {
-			keys[k] = true
-		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(fieldCounts)) {
 			ex := fieldExample[k]
 			fmt.Fprintf(&r, "  %-60s %4d  (%s %s, %s %s)\n", k, fieldCounts[k], leftName, ex.Left, rightName, ex.Right)
 		}
