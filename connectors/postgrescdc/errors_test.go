@@ -87,11 +87,30 @@ func TestSlotInUseByAnotherTask(t *testing.T) {
 	h := newHarness(t, cfg)
 	h.open()
 	h.quiet() // the first task streams
+	// The second task opens (the slot may be a killed predecessor's,
+	// released soon) and its polls fail retriably until the slot is free.
 	second := &Task{}
 	defer second.Close()
-	err := second.Open(context.Background(), conformance.NewSourceContext(t, "cdc", 0), cfg)
+	if err := second.Open(context.Background(), conformance.NewSourceContext(t, "cdc", 0), cfg); err != nil {
+		t.Fatalf("second Open: %v", err)
+	}
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); {
+		_, err = second.Poll(context.Background())
+	}
 	if err == nil || !strings.Contains(err.Error(), "in use by another process") || !connectors.IsRetriable(err) {
-		t.Fatalf("second Open: %v (retriable %v)", err, connectors.IsRetriable(err))
+		t.Fatalf("second Poll: %v (retriable %v)", err, connectors.IsRetriable(err))
+	}
+	// Once the first task stops, the second one streams.
+	h.close()
+	srv.Exec(t, `INSERT INTO t VALUES (1)`)
+	var got []*connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		recs, _ := second.Poll(context.Background())
+		got = append(got, recs...)
+	}
+	if len(got) != 1 || keyOf(got[0]) != "1" {
+		t.Fatalf("second task after the first stopped: %v", describe(got))
 	}
 }
 

@@ -49,6 +49,27 @@ type txState struct {
 	skipUpTo   uint64 // changes at or below this LSN were queued before
 }
 
+// start connects, checks the server and the slot, creates the
+// publication, then runs.
+func (r *reader) start(ctx context.Context) error {
+	s, t := r.t.s, r.t
+	var err error
+	if t.meta, err = s.connect(ctx); err != nil {
+		return err
+	}
+	if err := s.preflight(ctx, t.meta, true); err != nil {
+		return err
+	}
+	if err := s.ensurePublication(ctx, t.meta); err != nil {
+		return err
+	}
+	if t.repl, err = s.connectReplication(ctx); err != nil {
+		return err
+	}
+	r.cat = &catalog{conn: t.meta, s: s, log: &t.log, types: map[uint32]*typeInfo{}}
+	return r.run(ctx)
+}
+
 func (r *reader) run(ctx context.Context) error {
 	s := r.t.s
 	slot, err := s.slotState(ctx, r.t.meta)

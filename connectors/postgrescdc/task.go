@@ -2,7 +2,6 @@ package postgrescdc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -90,8 +89,11 @@ func (p *progress) confirm(commitLSN, procLSN uint64) uint64 {
 	return end
 }
 
-// Open checks the server and the role, creates the publication, and
-// starts the reader.
+// Open checks what only a config or server change fixes (wal_level, the
+// role's privilege, a missing publication), so that the task fails at once
+// with the reason, and starts the reader. Transient trouble (the database
+// is down, the slot still held by a killed predecessor's session) is left
+// to the reader, whose retriable errors Poll reports and recovers from.
 func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
 	s, err := parseSettings(config)
 	if err != nil {
@@ -99,37 +101,65 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 	}
 	t.s, t.tc, t.log = s, tc, *tc.Logger()
 	t.partition = map[string]any{"server": s.prefix}
-	stored, err := tc.Offset(t.partition)
+	if conn, err := s.connect(ctx); err == nil {
+		err = s.preflight(ctx, conn, false)
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil && !connectors.IsRetriable(err) {
+			return err
+		}
+	} else if !connectors.IsRetriable(err) {
+		return err
+	}
+	return t.startReader()
+}
+
+// startReader starts a reader from the stored offset.
+func (t *Task) startReader() error {
+	stored, err := t.tc.Offset(t.partition)
 	if err != nil {
 		return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
 	}
-	if t.meta, err = s.connect(ctx); err != nil {
-		return err
-	}
-	if err := s.preflight(ctx, t.meta, true); err != nil {
-		return err
-	}
-	if err := s.ensurePublication(ctx, t.meta); err != nil {
-		return err
-	}
-	if t.repl, err = s.connectReplication(ctx); err != nil {
-		return err
-	}
-	t.queue = make(chan *connectors.SourceRecord, s.maxQueue)
+	t.queue = make(chan *connectors.SourceRecord, t.s.maxQueue)
 	t.failed = make(chan struct{})
 	t.done = make(chan struct{})
+	t.err = nil
+	t.progress = progress{}
 	rctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
-	r := &reader{t: t, cat: &catalog{conn: t.meta, s: s, log: &t.log, types: map[uint32]*typeInfo{}}}
-	r.resume = offsetPosition(stored)
+	r := &reader{t: t, resume: offsetPosition(stored)}
 	go func() {
 		defer close(t.done)
-		if err := r.run(rctx); err != nil && rctx.Err() == nil {
+		defer t.closeConns()
+		if err := r.start(rctx); err != nil && rctx.Err() == nil {
 			t.err = err
 			close(t.failed)
 		}
 	}()
 	return nil
+}
+
+// stopReader stops the reader and waits for it.
+func (t *Task) stopReader() {
+	if t.cancel != nil {
+		t.cancel()
+		<-t.done
+		t.cancel = nil
+	}
+}
+
+// closeConns closes the reader's connections; the reader calls it as it
+// returns.
+func (t *Task) closeConns() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if t.repl != nil {
+		t.repl.Close(ctx)
+		t.repl = nil
+	}
+	if t.meta != nil {
+		t.meta.Close(ctx)
+		t.meta = nil
+	}
 }
 
 // resumePoint is what a stored offset says about where to continue.
@@ -183,7 +213,17 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	case r := <-t.queue:
 		out = append(out, r)
 	case <-t.failed:
-		return nil, t.err
+		err := t.err
+		if connectors.IsRetriable(err) {
+			// The runtime retries Poll with backoff: the next call
+			// reads from a new reader, started from the stored offset
+			// (records queued but not yet stored come again).
+			t.stopReader()
+			if rerr := t.startReader(); rerr != nil {
+				return nil, rerr
+			}
+		}
+		return nil, err
 	case <-wait.C:
 		return nil, nil
 	case <-ctx.Done():
@@ -218,32 +258,24 @@ func (t *Task) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the reader and closes the connections; with
+// Close stops the reader (which closes its connections); with
 // slot.drop.on.stop it drops the slot.
 func (t *Task) Close() error {
-	if t.cancel != nil {
-		t.cancel()
-		<-t.done
+	t.stopReader()
+	if t.s == nil || !t.s.dropSlotOnStop {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var errs []error
-	if t.repl != nil {
-		if err := t.repl.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
+	conn, err := t.s.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}
-	if t.meta != nil {
-		if t.s.dropSlotOnStop {
-			if _, err := t.meta.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", t.s.slot); err != nil {
-				errs = append(errs, fmt.Errorf("drop replication slot %q: %w", t.s.slot, err))
-			}
-		}
-		if err := t.meta.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", t.s.slot); err != nil {
+		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // enqueue hands a record to Poll. While the queue is full it keeps the
