@@ -79,10 +79,10 @@ func TestDebeziumDifferential(t *testing.T) {
 	startSluice(t, bootstrap, sluice, pg)
 	// Each connector creates its slot before it reads the snapshot, and
 	// its stream starts at that slot: once the snapshot's events are
-	// there, every later change is captured.
-	// Too few events from Debezium end the test: the workload or the
-	// harness is broken. Too few from Sluice are a difference like any
-	// other, which the comparison below shows in full.
+	// there, every later change is captured. Too few events from Debezium
+	// end the test (the workload or the harness is broken); too few from
+	// Sluice are a difference like any other, which the comparison below
+	// shows in full.
 	for _, s := range sides {
 		if missing := s.read(t, seeds, expectedSnapshotEvents()); missing != "" {
 			if s != sluice {
@@ -111,15 +111,6 @@ func TestDebeziumDifferential(t *testing.T) {
 	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), sluice.name, normalise(sluice.events, sluice.prefix)); report != "" {
 		t.Errorf("Sluice's events differ from Debezium's (with %s=DIR the test writes both sides' events to DIR):\n%s", saveDirEnv, report)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // saveDirEnv names a directory where each side's events are written, as
@@ -174,7 +165,8 @@ type side struct {
 	prefix string
 	events []event
 	// failure, when set, reports why the connector's task failed (empty
-	// while it has not), so that reading its topics stops at once.
+	// while it has not): reading its topics then stops waiting for the
+	// events it will not write.
 	failure func() string
 }
 

@@ -79,3 +79,12 @@ func taskFailure(log string) string {
 	}
 	return ""
 }
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
