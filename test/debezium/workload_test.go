@@ -21,7 +21,8 @@ var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.or
 // kilobytes is surely TOASTed, and the table keeps the default replica
 // identity, so that an update that leaves long_text alone sends no value
 // for it. full_ident has REPLICA IDENTITY FULL (updates and deletes carry
-// the whole old row); inventory.orders is in another schema and has a
+// the whole old row), a blank-padded char(4) and its own out-of-line
+// notes, left alone by an update too; inventory.orders is in another schema and has a
 // composite key.
 var schemaSQL = []string{
 	`CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')`,
@@ -49,7 +50,8 @@ var schemaSQL = []string{
 		long_text text
 	)`,
 	`ALTER TABLE kinds ALTER COLUMN long_text SET STORAGE EXTERNAL`,
-	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int)`,
+	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int, tag char(4), notes text)`,
+	`ALTER TABLE full_ident ALTER COLUMN notes SET STORAGE EXTERNAL`,
 	`ALTER TABLE full_ident REPLICA IDENTITY FULL`,
 	`CREATE SCHEMA inventory`,
 	`CREATE TABLE inventory.orders (order_id int, line int, item text NOT NULL, PRIMARY KEY (order_id, line))`,
@@ -74,7 +76,7 @@ var snapshotSQL = []string{
 	kindsRow("2", "-0.001", "-1e-10", "32767", "-9223372036854775808", "-1.5e300", "false", "''",
 		"'1900-01-01 00:00:00'", "'2000-01-01 00:00:00+00'", "'2038-01-19'", "'00:00:00'",
 		"'-1 days'", `'[]'`, `'{}'`, "'00000000-0000-0000-0000-000000000000'", "'{}'", "'{NULL,\"\"}'", "'sad'", `'\x'`, "'short'"),
-	`INSERT INTO full_ident VALUES (1, 'one', 10)`,
+	`INSERT INTO full_ident VALUES (1, 'one', 10, 'ab', ` + longText + `)`,
 	`INSERT INTO inventory.orders VALUES (1, 1, 'apple')`,
 }
 
@@ -90,11 +92,12 @@ var workload = [][]string{
 		kindsRow("5", "99.999", "0", "0", "0", "0", "false", "'5'",
 			"'1970-01-01 00:00:00'", "'1970-01-01 00:00:00+00'", "'1970-01-01'", "'00:00:01'",
 			"'0'", `'null'`, `'[1, "two"]'`, "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'{42}'", "'{}'", "'happy'", `'\x41'`, "NULL"),
-		`INSERT INTO full_ident VALUES (2, 'two', 20), (3, 'three', NULL)`,
+		`INSERT INTO full_ident VALUES (2, 'two', 20, 'abcd', 'short'), (3, 'three', NULL, NULL, NULL)`,
 		`INSERT INTO inventory.orders VALUES (1, 2, 'pear'), (2, 1, 'plum')`,
 	},
 	// Updates that leave the TOASTed long_text alone (rows 1 from the
-	// snapshot and 3 from the stream), and one on the FULL-identity table.
+	// snapshot and 3 from the stream), and one on the FULL-identity table
+	// that leaves its TOASTed notes alone.
 	{
 		`UPDATE kinds SET num = num + 1, docb = '{"b": 2}' WHERE id = 1`,
 		`UPDATE kinds SET ints = '{7,8}', feeling = 'sad' WHERE id = 3`,
