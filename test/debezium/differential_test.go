@@ -47,8 +47,9 @@ var httpClient = &http.Client{Timeout: 15 * time.Second}
 // TestDebeziumDifferential runs the scripted workload (workload_test.go)
 // through Debezium 3.6.1.Final in Apache Kafka Connect and through
 // Sluice's connector in a `sluice worker`, on the same database and broker
-// (each with a slot and a publication of its own), checks that Debezium's
-// topics hold the events the workload must make, that a second Debezium
+// (each connector with a slot and a publication of its own), once for
+// each variant of the type-mapping keys. It checks that Debezium's topics
+// hold the events the workload must make, that a second Debezium
 // connector's events compare equal to the first's, and then that Sluice's
 // do: topic by topic, the same keys, op sequence, payloads, schemas,
 // source fields and headers, once normalised (events_test.go).
@@ -66,52 +67,86 @@ func TestDebeziumDifferential(t *testing.T) {
 	// broker is shared with other tests and earlier runs. Underscores only,
 	// as replication slot names allow.
 	run := strings.ReplaceAll(kafkatest.Unique("cdcdiff"), "-", "_")
-	dbz := &side{name: "debezium", prefix: "dbz_" + run}
-	// control is a second Debezium connector in the same worker: Debezium
+	var pairs []pair
+	var dbzSides, sluiceSides []*side
+	for i, v := range variants {
+		name := func(who string) string {
+			if v.name == "" {
+				return who
+			}
+			return who + "-" + v.name
+		}
+		p := pair{
+			debezium: &side{name: name("debezium"), prefix: fmt.Sprintf("dbz%d_%s", i, run), overrides: v.overrides},
+			sluice:   &side{name: name("sluice"), prefix: fmt.Sprintf("sl%d_%s", i, run), overrides: v.overrides, candidate: true},
+		}
+		pairs = append(pairs, p)
+		dbzSides = append(dbzSides, p.debezium)
+		sluiceSides = append(sluiceSides, p.sluice)
+	}
+	// control is a second Debezium connector with the defaults: Debezium
 	// compared with itself must show no difference, or the normalisation
 	// misses something two correct connectors legitimately differ in, and
 	// a difference reported against Sluice would not be Sluice's.
 	control := &side{name: "control", prefix: "ctl_" + run}
-	sluice := &side{name: "sluice", prefix: "sl_" + run}
-	sides := []*side{dbz, control, sluice}
+	dbzSides = append(dbzSides, control)
+	sides := append(append([]*side{}, dbzSides...), sluiceSides...)
 
-	startDebezium(t, bootstrap, []*side{dbz, control}, pg)
-	startSluice(t, bootstrap, sluice, pg)
+	startDebezium(t, bootstrap, dbzSides, pg)
+	startSluice(t, bootstrap, sluiceSides, pg)
 	// Each connector creates its slot before it reads the snapshot, and
 	// its stream starts at that slot: once the snapshot's events are
-	// there, every later change is captured. Too few events from Debezium
-	// end the test (the workload or the harness is broken); too few from
-	// Sluice are a difference like any other, which the comparison below
-	// shows in full.
-	for _, s := range sides {
-		if missing := s.read(t, seeds, expectedSnapshotEvents()); missing != "" {
-			if s != sluice {
-				t.Fatal(missing)
-			}
-			t.Error(missing)
-		}
-	}
+	// there, every later change is captured.
+	readSides(t, seeds, sides, expectedSnapshotEvents())
 	runSQL(t, pg.URL(), workload)
+	readSides(t, seeds, sides, expectedEventCount())
 	for _, s := range sides {
-		missing := s.read(t, seeds, expectedEventCount())
 		s.save(t)
-		if missing != "" {
-			if s != sluice {
-				t.Fatal(missing)
-			}
-			t.Error(missing)
-		}
 	}
 
-	dbz.checkExpectedOps(t)
+	for _, s := range dbzSides {
+		s.checkExpectedOps(t)
+	}
+	dbz := pairs[0].debezium
 	dbz.checkWorkloadShapes(t)
 	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), control.name, normalise(control.events, control.prefix)); report != "" {
 		t.Fatalf("Debezium differs from a second Debezium connector on the same workload: the normalisation misses what two correct connectors may differ in, fix it before blaming Sluice:\n%s", report)
 	}
-	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), sluice.name, normalise(sluice.events, sluice.prefix)); report != "" {
-		t.Errorf("Sluice's events differ from Debezium's (with %s=DIR the test writes both sides' events to DIR):\n%s", saveDirEnv, report)
+	for _, p := range pairs {
+		a, b := p.debezium, p.sluice
+		if report := compareTopics(a.name, normalise(a.events, a.prefix), b.name, normalise(b.events, b.prefix)); report != "" {
+			t.Errorf("%s's events differ from %s's (%s; with %s=DIR the test writes every side's events to DIR):\n%s", b.name, a.name, describeOverrides(a.overrides), saveDirEnv, report)
+		}
 	}
 }
+
+// variants are the settings of the type-mapping keys that each run both
+// connectors: the defaults (decimal.handling.mode precise,
+// time.precision.mode adaptive, binary.handling.mode bytes), then every
+// other value of each key at least once.
+var variants = []struct {
+	name      string // "" for the defaults
+	overrides map[string]string
+}{
+	{"", nil},
+	{"string-connect-hex", map[string]string{"decimal.handling.mode": "string", "time.precision.mode": "connect", "binary.handling.mode": "hex"}},
+	{"double-micros-base64", map[string]string{"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds", "binary.handling.mode": "base64"}},
+}
+
+// describeOverrides is a variant's keys for a message.
+func describeOverrides(overrides map[string]string) string {
+	if len(overrides) == 0 {
+		return "the type-mapping keys at their defaults"
+	}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		kv = append(kv, k+"="+overrides[k])
+	}
+	return strings.Join(kv, ", ")
+}
+
+// pair is Debezium's and Sluice's run of one variant.
+type pair struct{ debezium, sluice *side }
 
 // saveDirEnv names a directory where each side's events are written, as
 // they were read (<side>.raw.jsonl) and normalised (<side>.jsonl), one
@@ -163,7 +198,13 @@ func sortEvents(es []event) {
 type side struct {
 	name   string
 	prefix string
-	events []event
+	// overrides are keys set on top of cdcConfig.
+	overrides map[string]string
+	// candidate marks Sluice's sides: too few events from one of them are a
+	// difference like any other, where too few from Debezium end the test
+	// (the workload or the harness is broken).
+	candidate bool
+	events    []event
 	// failure, when set, reports why the connector's task failed (empty
 	// while it has not): reading its topics then stops waiting for the
 	// events it will not write.
@@ -179,13 +220,13 @@ func (s *side) topics() []string {
 	return out
 }
 
-// cdcConfig is the connector config both sides run, Debezium's keys: the
+// cdcConfig is the connector config a side runs, Debezium's keys: the
 // same database, each side with a slot and a publication of its own
-// (named after its prefix). Left at their defaults: decimal.handling.mode
-// (precise), time.precision.mode (adaptive), binary.handling.mode (bytes),
-// tombstones.on.delete (true).
-func cdcConfig(pg *pgtest.Server, prefix string) map[string]string {
-	return map[string]string{
+// (named after its prefix), and the side's overrides. tombstones.on.delete
+// is left at its default (true).
+func cdcConfig(pg *pgtest.Server, s *side) map[string]string {
+	prefix := s.prefix
+	config := map[string]string{
 		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
 		"tasks.max":                   "1",
 		"database.hostname":           pg.Host(),
@@ -203,6 +244,8 @@ func cdcConfig(pg *pgtest.Server, prefix string) map[string]string {
 		"skipped.operations":          "none", // Debezium skips truncates by default
 		"slot.drop.on.stop":           "false",
 	}
+	maps.Copy(config, s.overrides)
+	return config
 }
 
 // startLogicalPostgres starts a PostgreSQL server of the test's own with
@@ -247,7 +290,7 @@ func startDebezium(t *testing.T, bootstrap string, sides []*side, pg *pgtest.Ser
 	dir := t.TempDir()
 	var propsFiles []string
 	for _, s := range sides {
-		config := cdcConfig(pg, s.prefix)
+		config := cdcConfig(pg, s)
 		var props strings.Builder
 		fmt.Fprintf(&props, "name=%s\n", s.name)
 		for _, k := range slices.Sorted(maps.Keys(config)) {
@@ -386,32 +429,51 @@ func expectedEventCount() int {
 	return n
 }
 
-// read reads the side's topics from their start until they hold at least
-// want events and then stay quiet for settle, or until eventsDeadline,
-// and keeps what it read in s.events. With fewer events than wanted it
-// returns a message with the op sequences read.
-func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
+// readSides reads the sides' topics from their start until each side
+// has at least want events, or its task failed, and the topics have been
+// quiet for settle; or until eventsDeadline. It keeps each side's events
+// in its events. A Debezium side with fewer events than wanted ends the
+// test; a Sluice side fails it, and the comparison shows what it wrote.
+func readSides(t *testing.T, seeds []string, sides []*side, want int) {
 	t.Helper()
-	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250 * time.Millisecond)}, s.topics())
+	var topics []string
+	for _, s := range sides {
+		s.events = nil
+		topics = append(topics, s.topics()...)
+	}
+	sideOf := func(topic string) *side {
+		for _, s := range sides {
+			if strings.HasPrefix(topic, s.prefix+".") {
+				return s
+			}
+		}
+		t.Fatalf("record in topic %s, which no side writes", topic)
+		return nil
+	}
+	cl := kafkatest.NewConsumer(t, []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250 * time.Millisecond)}, topics)
 	defer cl.Close()
-	var events []event
+	failed := map[*side]string{}
+	// done: every side has its events or, for a failed task, no more to
+	// wait for; after a failure what the topics hold is still read until
+	// they are quiet, and compared.
+	done := func() bool {
+		for _, s := range sides {
+			if len(s.events) < want && failed[s] == "" {
+				return false
+			}
+		}
+		return true
+	}
 	deadline := time.Now().Add(eventsDeadline)
 	var quietSince time.Time
-	failed := ""
 	for {
-		quiet := !quietSince.IsZero() && time.Since(quietSince) >= settle
-		if quiet && (len(events) >= want || failed != "") {
-			break
-		}
-		// After a failure, what the topics hold is read (until they are
-		// quiet) and compared, but no more is waited for.
-		if s.failure != nil && failed == "" {
-			failed = s.failure()
-		}
-		if time.Now().After(deadline) {
-			if len(events) < want {
-				missing = fmt.Sprintf("%s: %d events within %v, want %d; read:\n%s", s.name, len(events), eventsDeadline, want, opSequences(normalise(events, s.prefix)))
+		for _, s := range sides {
+			if s.failure != nil && failed[s] == "" {
+				failed[s] = s.failure()
 			}
+		}
+		quiet := !quietSince.IsZero() && time.Since(quietSince) >= settle
+		if (quiet && done()) || time.Now().After(deadline) {
 			break
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -419,7 +481,7 @@ func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
 		cancel()
 		fs.EachError(func(topic string, p int32, err error) {
 			if err != context.DeadlineExceeded {
-				t.Logf("%s: fetch %s[%d]: %v", s.name, topic, p, err)
+				t.Logf("fetch %s[%d]: %v", topic, p, err)
 			}
 		})
 		n := 0
@@ -431,9 +493,10 @@ func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
 			}
 			e, err := decodeEvent(r.Topic, r.Offset, r.Key, r.Value, headers)
 			if err != nil {
-				t.Fatalf("%s: %v", s.name, err)
+				t.Fatal(err)
 			}
-			events = append(events, e)
+			s := sideOf(r.Topic)
+			s.events = append(s.events, e)
 		})
 		switch {
 		case n > 0:
@@ -442,11 +505,22 @@ func (s *side) read(t *testing.T, seeds []string, want int) (missing string) {
 			quietSince = time.Now()
 		}
 	}
-	s.events = events
-	if failed != "" {
-		return fmt.Sprintf("%s: the task failed, after %d events of %d: %s; read:\n%s", s.name, len(events), want, failed, opSequences(normalise(events, s.prefix)))
+	for _, s := range sides {
+		var problem string
+		switch {
+		case failed[s] != "":
+			problem = fmt.Sprintf("%s: the task failed, after %d events of %d: %s", s.name, len(s.events), want, failed[s])
+		case len(s.events) < want:
+			problem = fmt.Sprintf("%s: %d events within %v, want %d", s.name, len(s.events), eventsDeadline, want)
+		default:
+			continue
+		}
+		problem += "; read:\n" + opSequences(normalise(s.events, s.prefix))
+		if !s.candidate {
+			t.Fatal(problem)
+		}
+		t.Error(problem)
 	}
-	return missing
 }
 
 // opSequences lists normalised events' summaries topic by topic.

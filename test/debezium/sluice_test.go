@@ -27,10 +27,10 @@ func TestMain(m *testing.M) { os.Exit(proctest.Main(m, "sluice-cdcdiff-bin-", &s
 const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
 
 // startSluice runs a `sluice worker` of a cluster of its own against the
-// broker, creates the side's connector there with cdcConfig (the same
-// Debezium keys Debezium runs with), and waits until its task runs. The
+// broker, creates each side's connector there with cdcConfig (the same
+// Debezium keys Debezium runs with), and waits until their tasks run. The
 // worker is killed when the test ends.
-func startSluice(t *testing.T, bootstrap string, s *side, pg *pgtest.Server) {
+func startSluice(t *testing.T, bootstrap string, sides []*side, pg *pgtest.Server) {
 	t.Helper()
 	rest, bind := proctest.FreeAddr(t), proctest.FreeAddr(t)
 	start := time.Now()
@@ -42,38 +42,42 @@ func startSluice(t *testing.T, bootstrap string, s *side, pg *pgtest.Server) {
 	if err := proctest.WaitHealthy(httpClient, rest, runningDeadline, 100*time.Millisecond, p.FailIfExited); err != nil {
 		t.Fatalf("sluice worker: %v", err)
 	}
-	body := mustJSON(t, map[string]any{"name": s.name, "config": cdcConfig(pg, s.prefix)})
-	code, answer, err := proctest.Send(httpClient, "POST", "http://"+rest+"/connectors", body)
-	if err != nil {
-		t.Fatalf("POST /connectors: %v", err)
+	for _, s := range sides {
+		body := mustJSON(t, map[string]any{"name": s.name, "config": cdcConfig(pg, s)})
+		code, answer, err := proctest.Send(httpClient, "POST", "http://"+rest+"/connectors", body)
+		if err != nil {
+			t.Fatalf("POST /connectors: %v", err)
+		}
+		if code != http.StatusCreated {
+			t.Fatalf("POST /connectors %s: %d %s", s.name, code, answer)
+		}
 	}
-	if code != http.StatusCreated {
-		t.Fatalf("POST /connectors %s: %d %s", s.name, code, answer)
+	for _, s := range sides {
+		// A failed task is a finding like a wrong event: the test goes on
+		// and compares what the topics hold.
+		s.failure = func() string {
+			p.FailIfExited()
+			return taskFailure(p.StderrText(), s.name)
+		}
+		if failure := waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", p.FailIfExited); failure != "" {
+			t.Errorf("Sluice's connector %s: %s", s.name, failure)
+		}
 	}
-	// A failed task is a finding like a wrong event: the test goes on and
-	// compares what the topics hold.
-	s.failure = func() string {
-		p.FailIfExited()
-		return taskFailure(p.StderrText())
-	}
-	if failure := waitConnectRunning(t, "http://"+rest+"/connectors/"+s.name+"/status", p.FailIfExited); failure != "" {
-		t.Errorf("Sluice's connector: %s", failure)
-		return
-	}
-	t.Logf("Sluice's task runs in a sluice worker (%v after start)", time.Since(start).Round(time.Millisecond))
+	t.Logf("Sluice's tasks run in a sluice worker (%v after start)", time.Since(start).Round(time.Millisecond))
 }
 
-// taskFailure is the error of the first "task failed" line of a worker's
-// JSON log, or "". The worker restarts a failed task after a backoff, so
-// its status may be RUNNING again by the time anyone looks: the log keeps
-// every failure.
-func taskFailure(log string) string {
+// taskFailure is the error of the first "task failed" line of connector's
+// in a worker's JSON log, or "". The worker restarts a failed task after a
+// backoff, so its status may be RUNNING again by the time anyone looks:
+// the log keeps every failure.
+func taskFailure(log, connector string) string {
 	for _, line := range strings.Split(log, "\n") {
 		var entry struct {
-			Message string `json:"message"`
-			Error   string `json:"error"`
+			Message   string `json:"message"`
+			Connector string `json:"connector"`
+			Error     string `json:"error"`
 		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "task failed" {
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "task failed" && entry.Connector == connector {
 			return entry.Error
 		}
 	}
