@@ -83,11 +83,13 @@ var snapshotSQL = []string{
 // workload is the streaming workload, one transaction per element, run
 // once both connectors stream.
 var workload = [][]string{
-	// A transaction over three tables: inserts, one row all NULL but its key.
+	// A transaction over three tables: inserts, one row all NULL but its
+	// key, one with text beyond ASCII (and a JSON escape json keeps and
+	// jsonb decodes).
 	{
-		kindsRow("3", "0.5", "100", "1", "2", "0.1", "true", "'xyz'",
+		kindsRow("3", "0.5", "100", "1", "2", "0.1", "true", "'xyz✓'",
 			"'2024-12-31 23:59:59.999999'", "'2024-06-30 12:00:00-07:30'", "'2024-01-01'", "'12:34:56.789'",
-			"'90 minutes'", `'{"k": "v"}'`, `'{"n": 1.50}'`, "'123e4567-e89b-12d3-a456-426614174000'", "'{-1,0,1}'", `'{"a,b","c\"d"}'`, "'ok'", `'\x00ff'`, longText),
+			"'90 minutes'", `'{"k": "vé\u00e9"}'`, `'{"n": 1.50, "s": "ü"}'`, "'123e4567-e89b-12d3-a456-426614174000'", "'{-1,0,1}'", `'{"a,b","c\"d","ünï ✓ 🦀"}'`, "'ok'", `'\x00ff'`, longText),
 		`INSERT INTO kinds (id) VALUES (4)`,
 		kindsRow("5", "99.999", "0", "0", "0", "0", "false", "'5'",
 			"'1970-01-01 00:00:00'", "'1970-01-01 00:00:00+00'", "'1970-01-01'", "'00:00:01'",
