@@ -591,6 +591,12 @@ func (s *side) checkWorkloadShapes(t *testing.T) {
 	if v := field(find("public.full_ident", `u {"id":1}`, 0), "after", "notes"); v != strings.Repeat("toast-", 2000) {
 		t.Errorf("%s: update on the FULL-identity table: after.notes is %s, want the 12000-byte value of the old row", s.name, render(v))
 	}
+	if v := field(find("public.full_ident", `d {"id":1}`, 0), "before", "notes"); v != strings.Repeat("toast-", 2000) {
+		t.Errorf("%s: delete on the FULL-identity table: before.notes is %s, want the 12000-byte value", s.name, render(v))
+	}
+	if v := field(find("public.kinds", `u {"id":1}`, 2), "after", "long_text"); v != strings.Repeat("again-", 1500) {
+		t.Errorf("%s: update of the TOASTed long_text: after.long_text is %s, want the new 9000-byte value", s.name, render(v))
+	}
 	if v := field(find("public.full_ident", `d {"id":2}`, 0), "before", "qty"); render(v) != "20" {
 		t.Errorf("%s: delete on the FULL-identity table: before.qty is %s, want 20", s.name, render(v))
 	}

@@ -115,11 +115,15 @@ var workload = [][]string{
 			"'2 hours'", `'{}'`, `'{}'`, "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12'", "'{2}'", "'{two}'", "'ok'", `'\x02'`, "'twenty'"),
 		`UPDATE kinds SET note = 'noted' WHERE id = 20`,
 		`UPDATE kinds SET note = 'later' WHERE id = 1`,
+		// The TOASTed value itself changes: the new value, out of line too.
+		`UPDATE kinds SET long_text = repeat('again-', 1500) WHERE id = 1`,
 	},
-	// Deletes: default identity (key only) and FULL (the whole row).
+	// Deletes: default identity (key only) and FULL (the whole row, its
+	// TOASTed notes included).
 	{
 		`DELETE FROM kinds WHERE id = 3`,
 		`DELETE FROM full_ident WHERE id = 2`,
+		`DELETE FROM full_ident WHERE id = 1`,
 	},
 	{`TRUNCATE inventory.orders`},
 	{`INSERT INTO inventory.orders VALUES (3, 1, 'fig')`},
@@ -135,14 +139,14 @@ var expectedOps = map[string][]string{
 		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`,
 		`u {"id":1}`, `u {"id":3}`,
 		`d {"id":2}`, `tombstone {"id":2}`, `c {"id":10}`,
-		`c {"id":20}`, `u {"id":20}`, `u {"id":1}`,
+		`c {"id":20}`, `u {"id":20}`, `u {"id":1}`, `u {"id":1}`,
 		`d {"id":3}`, `tombstone {"id":3}`,
 	},
 	"public.full_ident": {
 		`r {"id":1}`,
 		`c {"id":2}`, `c {"id":3}`,
 		`u {"id":1}`,
-		`d {"id":2}`, `tombstone {"id":2}`,
+		`d {"id":2}`, `tombstone {"id":2}`, `d {"id":1}`, `tombstone {"id":1}`,
 	},
 	"inventory.orders": {
 		`r {"line":1,"order_id":1}`,
