@@ -264,8 +264,10 @@ func ranks(set map[string]bool, label string) map[string]string {
 
 // rankField replaces m[k] with its rank when it has one.
 func rankField(m map[string]any, k string, rank map[string]string) {
-	if n, ok := numberText(m[k]); ok && rank[n] != "" {
-		m[k] = rank[n]
+	// Only a JSON number: a position written as a string is a difference
+	// the comparison must still see.
+	if n, ok := m[k].(json.Number); ok && rank[n.String()] != "" {
+		m[k] = rank[n.String()]
 	}
 }
 

@@ -121,6 +121,9 @@ func TestComparePositions(t *testing.T) {
 		"another last commit LSN": {[]change{
 			{"r", "200", "8", `[null,\"200\"]`}, {"r", "200", "8", `[null,\"200\"]`},
 			{"c", "300", "9", `[\"310\",\"300\"]`}, {"u", "400", "10", `[\"350\",\"400\"]`}}, "value.payload.source.sequence"},
+		"snapshot LSN as a string": {[]change{
+			{"r", `"200"`, "8", `[null,\"200\"]`}, {"r", "200", "8", `[null,\"200\"]`},
+			{"c", "300", "9", `[null,\"300\"]`}, {"u", "400", "10", `[\"350\",\"400\"]`}}, "value.payload.source.lsn"},
 		"sequence elements as numbers": {[]change{
 			{"r", "200", "8", `[null,\"200\"]`}, {"r", "200", "8", `[null,\"200\"]`},
 			{"c", "300", "9", `[null,\"300\"]`}, {"u", "400", "10", `[350,400]`}}, "value.payload.source.sequence"},
