@@ -252,7 +252,10 @@ func TestRestartMidTransactionResumesWithoutLossOrDuplicate(t *testing.T) {
 	// Take the records one by one and store the offset of the 4th only:
 	// as if the task died with the transaction half in Kafka.
 	var got []*connectors.SourceRecord
-	for len(got) < 10 {
+	for deadline := time.Now().Add(30 * time.Second); len(got) < 10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %v", describe(got))
+		}
 		recs, err := h.tk.Poll(context.Background())
 		if err != nil {
 			t.Fatal(err)
