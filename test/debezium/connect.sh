@@ -14,7 +14,7 @@
 #   connect.sh start DIR BOOTSTRAP REST_PORT CONNECTOR_PROPERTIES...
 #                             the same in the background, logging to
 #                             DIR/connect.log; return once the REST API
-#                             answers
+#                             answers GET /connectors
 #   connect.sh stop DIR       SIGTERM the worker started in DIR, SIGKILL if it
 #                             has not exited after 30 s
 #
@@ -40,6 +40,17 @@ classpath_file() {
 # port_open reports whether something accepts TCP connections on 127.0.0.1:$1.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# rest_ready reports whether Connect's REST API on 127.0.0.1:$1 answers
+# GET /connectors with 200: its HTTP server listens, and answers 404,
+# before the worker has started.
+rest_ready() {
+  local status
+  status=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+    printf 'GET /connectors HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 &&
+    head -n 1 <&3) 2>/dev/null) || return 1
+  [[ "$status" == "HTTP/1."?" 200"* ]]
+}
+
 # prepare DIR BOOTSTRAP REST_PORT CONNECTOR_PROPERTIES... checks the
 # arguments, writes DIR/worker.properties and sets JAVA to the worker's
 # command line.
@@ -56,8 +67,8 @@ prepare() {
   dir=$(cd "$dir" && pwd)
   cat >"$dir/worker.properties" <<PROPS
 # Written by test/debezium/connect.sh: a standalone worker with the JSON
-# converter and its schema envelope for keys and values, as the test reads
-# (and as Sluice's worker writes by default).
+# converter and its schema envelope for keys and values, which the test
+# reads (and gives Sluice's worker too).
 bootstrap.servers=$bootstrap
 key.converter=org.apache.kafka.connect.json.JsonConverter
 key.converter.schemas.enable=true
@@ -68,7 +79,7 @@ offset.flush.interval.ms=1000
 listeners=http://127.0.0.1:$port
 PROPS
   cpfile=$(classpath_file)
-  # A small heap: one connector with one task on a test workload.
+  # A small heap: a few connectors of one task each on a test workload.
   JAVA=(java -Xms64m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true
     -Dorg.slf4j.simpleLogger.defaultLogLevel=info
     -Dorg.slf4j.simpleLogger.showDateTime=true
@@ -97,7 +108,7 @@ cmd_start() {
   pid=$!
   echo "$pid" >"$dir/connect.pid"
   deadline=$((SECONDS + 120))
-  until port_open "$port"; do
+  until rest_ready "$port"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       tail -n 40 "$dir/connect.log" >&2 || true
       rm -f "$dir/connect.pid"
