@@ -4,6 +4,7 @@ package debezium
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,12 +157,37 @@ var expectedOps = map[string][]string{
 	},
 }
 
-// expectedSnapshotEvents is how many reads the snapshot makes.
-func expectedSnapshotEvents() int {
-	n := 0
-	for _, ops := range expectedOps {
+// expectedFor is expectedOps as a connector with overrides writes it:
+// without tombstones when tombstones.on.delete is false, without the ops
+// skipped.operations names.
+func expectedFor(overrides map[string]string) map[string][]string {
+	skipped := map[string]bool{"tombstone": overrides["tombstones.on.delete"] == "false"}
+	if ops, ok := overrides["skipped.operations"]; ok {
+		for _, op := range strings.Split(ops, ",") {
+			skipped[strings.TrimSpace(op)] = true
+		}
+	}
+	out := map[string][]string{}
+	for topic, ops := range expectedOps {
+		out[topic] = []string{}
 		for _, op := range ops {
-			if strings.HasPrefix(op, "r ") {
+			kind, _, _ := strings.Cut(op, " ")
+			if !skipped[kind] {
+				out[topic] = append(out[topic], op)
+			}
+		}
+	}
+	return out
+}
+
+// countOps counts the ops of expected whose kind ("r", "c", "tombstone",
+// ...) is in kinds, or all of them when kinds is empty.
+func countOps(expected map[string][]string, kinds ...string) int {
+	n := 0
+	for _, ops := range expected {
+		for _, op := range ops {
+			kind, _, _ := strings.Cut(op, " ")
+			if len(kinds) == 0 || slices.Contains(kinds, kind) {
 				n++
 			}
 		}
