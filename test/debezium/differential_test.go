@@ -114,6 +114,12 @@ func TestDebeziumDifferential(t *testing.T) {
 	}
 	for _, p := range pairs {
 		a, b := p.debezium, p.sluice
+		// The publication each connector created (publication.autocreate.mode
+		// filtered) decides what PostgreSQL sends it, and so what its
+		// source.sequence counts as the last commit.
+		if pa, pb := publication(t, pg, a.prefix), publication(t, pg, b.prefix); pa != pb {
+			t.Errorf("%s's publication differs from %s's (%s):\n  %-30s %s\n  %-30s %s", b.name, a.name, describeOverrides(a.overrides), a.name, pa, b.name, pb)
+		}
 		if report := compareTopics(a.name, normalise(a.events, a.prefix), b.name, normalise(b.events, b.prefix)); report != "" {
 			t.Errorf("%s's events differ from %s's (%s; with %s=DIR the test writes every side's events to DIR):\n%s", b.name, a.name, describeOverrides(a.overrides), saveDirEnv, report)
 		}
@@ -134,6 +140,23 @@ var variants = []struct {
 		"column.exclude.list": "public.kinds.code,public.full_ident.tag"}},
 	{"double-micros-base64", map[string]string{"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds", "binary.handling.mode": "base64",
 		"tombstones.on.delete": "false", "skipped.operations": "t"}},
+}
+
+// publication describes a publication as pg_publication and
+// pg_publication_tables have it: what it publishes and which tables.
+func publication(t *testing.T, pg *pgtest.Server, name string) string {
+	t.Helper()
+	var desc string
+	err := pg.Conn(t).QueryRow(context.Background(), `
+		SELECT format('all tables %s, insert %s, update %s, delete %s, truncate %s, via root %s, tables %s',
+			p.puballtables, p.pubinsert, p.pubupdate, p.pubdelete, p.pubtruncate, p.pubviaroot,
+			(SELECT coalesce(string_agg(schemaname || '.' || tablename, ',' ORDER BY schemaname, tablename), '')
+			   FROM pg_publication_tables WHERE pubname = p.pubname))
+		FROM pg_publication p WHERE p.pubname = $1`, name).Scan(&desc)
+	if err != nil {
+		return fmt.Sprintf("(none: %v)", err)
+	}
+	return desc
 }
 
 // describeOverrides is a variant's keys for a message.
