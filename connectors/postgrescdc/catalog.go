@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,22 +65,28 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 // their nullability and its key, and builds the table.
 func (c *catalog) describe(ctx context.Context, schema, name string, cols []colDesc) (*table, error) {
 	qname := pgx.Identifier{schema, name}.Sanitize()
-	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull FROM pg_attribute a
+	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
+		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 		ORDER BY a.attnum`, qname)
 	if err != nil {
 		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
 	}
 	notNull := map[string]bool{}
+	defaults := map[string]string{}
 	var catalogCols []colDesc
 	for rows.Next() {
 		var d colDesc
 		var nn bool
-		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn); err != nil {
+		var def *string
+		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn, &def); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		notNull[d.name] = nn
+		if def != nil {
+			defaults[d.name] = *def
+		}
 		catalogCols = append(catalogCols, d)
 	}
 	rows.Close()
@@ -110,6 +118,13 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 		}
 		optional := !notNull[d.name]
 		sch := conv.schema
+		_, isEnum := c.types[d.oid]
+		isEnum = isEnum && c.types[d.oid] != nil && c.types[d.oid].enumLabels != nil
+		if def, ok := defaultValue(d.oid, isEnum, conv, defaults[d.name]); ok {
+			cp := *sch
+			cp.Default = def
+			sch = &cp
+		}
 		if optional {
 			sch = sch.Optionally()
 		}
@@ -132,6 +147,59 @@ func (c *catalog) describe(ctx context.Context, schema, name string, cols []colD
 	}
 	t.buildSchemas(c.s.prefix)
 	return t, nil
+}
+
+// functionDefault is Debezium's FUNCTION_DEFAULT_PATTERN: a default that
+// PostgreSQL computes (nextval(...), now(), gen_random_uuid(), ...).
+var functionDefault = regexp.MustCompile(`^[(]?[A-Za-z0-9_.]+\((?:.+(?:, ?.+)*)?\)`)
+
+// currentDateTimes are the SQL keywords Debezium takes for computed
+// defaults too.
+var currentDateTimes = map[string]bool{"current_timestamp": true, "current_time": true, "current_date": true, "localtime": true, "localtimestamp": true}
+
+// computedDefaults is, per type Debezium gives defaults to, the value
+// standing for a computed default in the schema (Debezium's
+// PostgresDefaultValueConverter placeholders, in PostgreSQL's text form).
+var computedDefaults = map[uint32]string{
+	oidBool: "false", oidBpchar: "", oidVarchar: "", oidText: "", oidNumeric: "0.0", oidFloat4: "0.0", oidFloat8: "0.0",
+	oidInt2: "0", oidInt4: "0", oidInt8: "0", oidJSON: "{}", oidJSONB: "{}", oidXML: "", oidUUID: "00000000-0000-0000-0000-000000000000",
+	oidDate: "1970-01-01", oidTime: "00:00:00", oidTimestamp: "1970-01-01 00:00:00", oidTimestamptz: "1970-01-01 00:00:00+00",
+	oidInterval: "PT0S",
+}
+
+var quotedLiteral = regexp.MustCompile(`^'((?:[^']|'')*)'`)
+
+// defaultValue converts a column's default expression as Debezium does
+// for the schema: a constant is the column's value of it, a computed
+// default the type's placeholder, a type Debezium gives no default (bytea,
+// arrays, money, ...) none.
+func defaultValue(oid uint32, enum bool, conv *converter, expr string) (any, bool) {
+	expr = strings.TrimSpace(expr)
+	placeholder, known := computedDefaults[oid]
+	if expr == "" || (!known && !enum) || strings.HasPrefix(expr, "NULL::") {
+		return nil, false
+	}
+	var text string
+	switch {
+	case functionDefault.MatchString(expr) || currentDateTimes[strings.ToLower(expr)]:
+		if enum {
+			return nil, false
+		}
+		text = placeholder
+	case strings.HasPrefix(expr, "'"):
+		m := quotedLiteral.FindStringSubmatch(expr)
+		if m == nil {
+			return nil, false
+		}
+		text = strings.ReplaceAll(m[1], "''", "'")
+	default:
+		text = strings.Trim(expr, "()")
+	}
+	v, err := conv.parse(text)
+	if err != nil || v == nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // keyOf returns the primary key's columns, or, as Debezium, those of a

@@ -86,7 +86,7 @@ func TestSlotInUseByAnotherTask(t *testing.T) {
 	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData)
 	h := newHarness(t, cfg)
 	h.open()
-	h.quiet() // the first task streams
+	h.streaming() // the first task streams
 	// The second task opens (the slot may be a killed predecessor's,
 	// released soon) and its polls fail retriably until the slot is free.
 	second := &Task{}
@@ -120,7 +120,7 @@ func TestPublicationDroppedWhileStreaming(t *testing.T) {
 	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData)
 	h := newHarness(t, cfg)
 	h.open()
-	h.quiet()
+	h.streaming()
 	srv.Exec(t, `DROP PUBLICATION `+cfg[PublicationNameKey])
 	srv.Exec(t, `INSERT INTO t VALUES (1)`)
 	deadline := time.Now().Add(20 * time.Second)

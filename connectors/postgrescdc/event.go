@@ -127,7 +127,11 @@ func (t *table) row(cells []cell) (*connectors.StructValue, error) {
 			v.Values[j] = c.conv.placeholder
 		case cl.null:
 			if !c.optional {
-				v.Values[j] = fallback(c.schema)
+				// Debezium's JdbcValueConverters: the default, else the
+				// type's zero.
+				if v.Values[j] = c.schema.Default; v.Values[j] == nil {
+					v.Values[j] = fallback(c.schema)
+				}
 			}
 		default:
 			val, err := c.conv.parse(cl.text)

@@ -24,6 +24,7 @@ type reader struct {
 
 	streaming  bool
 	lastStatus time.Time
+	sentFlush  uint64 // the flush LSN last reported to PostgreSQL
 
 	tables map[uint32]*table // by relation id; nil entry: not captured
 	tx     *txState
@@ -325,7 +326,9 @@ func (r *reader) stream(ctx context.Context, start pglogrepl.LSN) error {
 	r.lastHeartbeat = time.Now()
 	r.t.log.Info().Str("slot", s.slot).Str("from", start.String()).Msg("streaming started")
 	for {
-		if time.Since(r.lastStatus) >= statusInterval {
+		// Report at least every statusInterval, and at once (within the
+		// receive timeout) when Commit confirmed more.
+		if time.Since(r.lastStatus) >= statusInterval || r.t.flushLSN.Load() > r.sentFlush {
 			if err := r.sendStatus(ctx); err != nil {
 				return err
 			}

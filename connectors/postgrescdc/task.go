@@ -311,5 +311,6 @@ func (r *reader) sendStatus(ctx context.Context) error {
 		return classifyStream(fmt.Errorf("send the slot's status: %w", err), r.t.s)
 	}
 	r.lastStatus = time.Now()
+	r.sentFlush = uint64(lsn)
 	return nil
 }

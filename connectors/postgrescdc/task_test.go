@@ -107,6 +107,35 @@ func (h *harness) poll(n int) []*connectors.SourceRecord {
 	return out
 }
 
+// streaming waits until the task streams from its slot: with
+// snapshot.mode=no_data, changes made before the slot exists are not
+// captured, and creating a slot waits for running transactions.
+func (h *harness) streaming() {
+	h.t.Helper()
+	s, _ := parseSettings(h.cfg)
+	ctx := context.Background()
+	conn, err := s.connect(ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// A slot being created is active already; its confirmed position
+	// is set once it has found its consistent point.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var ready bool
+		err := conn.QueryRow(ctx, "SELECT coalesce(bool_and(active AND confirmed_flush_lsn IS NOT NULL), false) FROM pg_replication_slots WHERE slot_name = $1", s.slot).Scan(&ready)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("slot %s is not streaming", s.slot)
+		}
+	}
+}
+
 // quiet checks that no further record arrives for a while.
 func (h *harness) quiet() {
 	h.t.Helper()
@@ -247,7 +276,7 @@ func TestRestartMidTransactionResumesWithoutLossOrDuplicate(t *testing.T) {
 	srv.Exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
 	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TombstonesKey, "false"))
 	h.open()
-	h.quiet()
+	h.streaming()
 	srv.Exec(t, `INSERT INTO t SELECT g FROM generate_series(1, 10) g`)
 	// Take the records one by one and store the offset of the 4th only:
 	// as if the task died with the transaction half in Kafka.
@@ -282,7 +311,7 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	srv.Exec(t, `CREATE TABLE toasty (id int PRIMARY KEY, n int, big text)`)
 	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
 	h.open()
-	h.quiet()
+	h.streaming()
 	srv.Exec(t, `INSERT INTO f VALUES (1, 'x', 'y')`)
 	srv.Exec(t, `UPDATE f SET v = 'x2' WHERE id = 1`)
 	srv.Exec(t, `UPDATE f SET id = 2 WHERE id = 1`)
@@ -307,4 +336,85 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	if got := field(recs[1], "after", "big"); got != unavailableValue {
 		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
 	}
+}
+
+// confirmedFlush reads the slot's confirmed_flush_lsn.
+func confirmedFlush(t *testing.T, srv *pgtest.Server, slot string) uint64 {
+	t.Helper()
+	conn := srv.Conn(t)
+	var lsn string
+	if err := conn.QueryRow(context.Background(), "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	var hi, lo uint64
+	fmt.Sscanf(lsn, "%X/%X", &hi, &lo)
+	return hi<<32 | lo
+}
+
+func TestSlotConfirmedOnlyAfterOffsetsAreStoredAndHeartbeatsAdvanceIt(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE captured (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE other (id int PRIMARY KEY)`)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData, TableIncludeKey, "public.captured", HeartbeatIntervalKey, "200")
+	h := newHarness(t, cfg)
+	h.open()
+	h.streaming()
+	start := confirmedFlush(t, srv, cfg[SlotNameKey])
+
+	// Records polled but whose offsets are not stored: the slot stays.
+	srv.Exec(t, `INSERT INTO captured VALUES (1)`)
+	srv.Exec(t, `INSERT INTO captured VALUES (2)`)
+	var recs []*connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); len(recs) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %v", describe(recs))
+		}
+		got, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if !strings.HasPrefix(r.Topic, "__debezium-heartbeat") {
+				recs = append(recs, r)
+			}
+		}
+	}
+	h.tk.Commit(context.Background()) // nothing stored: nothing to confirm
+	time.Sleep(1500 * time.Millisecond)
+	if now := confirmedFlush(t, srv, cfg[SlotNameKey]); now != start {
+		t.Fatalf("confirmed_flush_lsn moved from %X to %X before any offset was stored", start, now)
+	}
+
+	// Changes to a table not captured, then heartbeats: once their
+	// offsets are stored, the slot moves past all of it.
+	srv.Exec(t, `INSERT INTO other SELECT g FROM generate_series(1, 100) g`)
+	var hb *connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); hb == nil || hb.Offset["lsn_commit"] == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat after the other table's transaction")
+		}
+		got, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if r.Topic == "__debezium-heartbeat.srv" {
+				hb = r
+				if k := r.Key.(*connectors.StructValue); k.Get("serverName") != "srv" {
+					t.Fatalf("heartbeat key %v", k.Values)
+				}
+			}
+		}
+	}
+	if err := h.sc.Commit(append(recs, hb)...); err != nil {
+		t.Fatal(err)
+	}
+	h.tk.Commit(context.Background())
+	var moved uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if moved = confirmedFlush(t, srv, cfg[SlotNameKey]); moved > uint64(number(recs[1].Offset["lsn"])) {
+			return
+		}
+	}
+	t.Fatalf("confirmed_flush_lsn %X did not move past the captured changes (%v) after the heartbeat's offset was stored", moved, recs[1].Offset)
 }

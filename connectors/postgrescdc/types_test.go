@@ -177,3 +177,31 @@ func TestTypesSnapshotAndStreamAgree(t *testing.T) {
 		t.Errorf("n = %v", got)
 	}
 }
+
+func TestColumnDefaultsAreSchemaDefaults(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TYPE defmood AS ENUM ('sad', 'ok')`)
+	srv.Exec(t, `CREATE TABLE defs (id serial PRIMARY KEY, n int NOT NULL DEFAULT -1, s text DEFAULT 'it''s', b boolean DEFAULT true,
+		d numeric(5,2) DEFAULT 1.5, ts timestamptz DEFAULT now(), plain int, by bytea DEFAULT '\x01', m defmood DEFAULT 'ok',
+		j jsonb DEFAULT json_build_object())`)
+	srv.Exec(t, `INSERT INTO defs DEFAULT VALUES`)
+	h := newHarness(t, cdcConfig(srv))
+	h.open()
+	rec := h.poll(1)[0]
+	row := rec.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
+	// As Debezium's: a computed default (serial's nextval, now()) has the
+	// type's placeholder.
+	want := map[string]any{"id": int32(0), "n": int32(-1), "s": "it's", "b": true, "ts": "1970-01-01T00:00:00.000000Z", "plain": nil,
+		"by": nil, "m": "ok", "j": "{}"}
+	for name, w := range want {
+		if _, s := row.Schema.Field(name); !reflect.DeepEqual(s.Default, w) {
+			t.Errorf("%s default = %#v, want %#v", name, s.Default, w)
+		}
+	}
+	if _, s := row.Schema.Field("d"); s.Default == nil || s.Default.(*big.Rat).Cmp(big.NewRat(3, 2)) != 0 {
+		t.Errorf("d default = %v", s.Default)
+	}
+	if _, s := row.Schema.Field("n"); s.Optional {
+		t.Error("NOT NULL column n is optional")
+	}
+}
