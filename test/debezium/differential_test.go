@@ -95,8 +95,9 @@ func TestDebeziumDifferential(t *testing.T) {
 	startDebezium(t, bootstrap, dbzSides, pg)
 	startSluice(t, bootstrap, sluiceSides, pg)
 	// Each connector creates its slot before it reads the snapshot, and
-	// its stream starts at that slot: once the snapshot's events are
-	// there, every later change is captured.
+	// its stream starts at that slot: once the slots exist and the
+	// snapshots' events are there, every later change is captured.
+	waitSlots(t, pg, sides)
 	readSides(t, seeds, sides, func(s *side) int { return countOps(expectedFor(s.overrides), "r") })
 	runSQL(t, pg.URL(), workload)
 	readSides(t, seeds, sides, func(s *side) int { return countOps(expectedFor(s.overrides)) })
@@ -130,7 +131,7 @@ func TestDebeziumDifferential(t *testing.T) {
 // (decimal.handling.mode precise, time.precision.mode adaptive,
 // binary.handling.mode bytes, tombstones after deletes, every column),
 // then every other value of each type-mapping key at least once, with a
-// column filter, no tombstones and skipped truncates besides.
+// column filter, no tombstones, skipped truncates and no snapshot besides.
 var variants = []struct {
 	name      string // "" for the defaults
 	overrides map[string]string
@@ -139,7 +140,34 @@ var variants = []struct {
 	{"string-connect-hex", map[string]string{"decimal.handling.mode": "string", "time.precision.mode": "connect", "binary.handling.mode": "hex",
 		"column.exclude.list": "public.kinds.code,public.full_ident.tag"}},
 	{"double-micros-base64", map[string]string{"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds", "binary.handling.mode": "base64",
-		"tombstones.on.delete": "false", "skipped.operations": "t"}},
+		"tombstones.on.delete": "false", "skipped.operations": "t", "snapshot.mode": "no_data"}},
+}
+
+// waitSlots waits until every side's replication slot (named after its
+// prefix) exists: a connector without a snapshot writes nothing that
+// would tell.
+func waitSlots(t *testing.T, pg *pgtest.Server, sides []*side) {
+	t.Helper()
+	var names []string
+	for _, s := range sides {
+		names = append(names, s.prefix)
+	}
+	deadline := time.Now().Add(runningDeadline)
+	for {
+		var missing []string
+		err := pg.Conn(t).QueryRow(context.Background(),
+			"SELECT coalesce(array_agg(n ORDER BY n), '{}') FROM unnest($1::text[]) n WHERE n NOT IN (SELECT slot_name FROM pg_replication_slots)", names).Scan(&missing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replication slot %v within %v", missing, runningDeadline)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // publication describes a publication as pg_publication and
