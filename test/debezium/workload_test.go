@@ -25,9 +25,9 @@ var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.or
 // the whole old row), a blank-padded char(4) and its own out-of-line
 // notes, left alone by an update too, and constant column defaults
 // (which Debezium puts in the schema); inventory.orders is in another
-// schema, has a composite key and a bigserial (a computed default, which
-// Debezium leaves out of the schema or marks). The column added later to
-// kinds has a default too.
+// schema, has a composite key and a bigserial (a computed default, for
+// which Debezium's schema has the placeholder default 0). The column added
+// later to kinds has a default too.
 var schemaSQL = []string{
 	`CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')`,
 	`CREATE TABLE kinds (
@@ -65,7 +65,8 @@ var schemaSQL = []string{
 // PostgreSQL moves a value out of line.
 const longText = `repeat('toast-', 2000)`
 
-// kindsRow is an INSERT of a kinds row with every column set.
+// kindsRow is an INSERT of a kinds row with every column set (but the one
+// the workload adds, which takes its default).
 func kindsRow(id, num, numVar, small, bigInt, dbl, flag, code, ts, tsTz, day, atTime, span, doc, docb, uid, ints, words, feeling, raw, long string) string {
 	return `INSERT INTO kinds VALUES (` + strings.Join([]string{id, num, numVar, small, bigInt, dbl, flag, code, ts, tsTz, day, atTime, span, doc, docb, uid, ints, words, feeling, raw, long}, ", ") + `)`
 }
