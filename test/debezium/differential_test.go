@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/kafkatest"
@@ -113,12 +114,13 @@ func TestDebeziumDifferential(t *testing.T) {
 	if report := compareTopics(dbz.name, normalise(dbz.events, dbz.prefix), control.name, normalise(control.events, control.prefix)); report != "" {
 		t.Fatalf("Debezium differs from a second Debezium connector on the same workload: the normalisation misses what two correct connectors may differ in, fix it before blaming Sluice:\n%s", report)
 	}
+	conn := pg.Conn(t)
 	for _, p := range pairs {
 		a, b := p.debezium, p.sluice
 		// The publication each connector created (publication.autocreate.mode
 		// filtered) decides what PostgreSQL sends it, and so what its
 		// source.sequence counts as the last commit.
-		if pa, pb := publication(t, pg, a.prefix), publication(t, pg, b.prefix); pa != pb {
+		if pa, pb := publication(t, conn, a.prefix), publication(t, conn, b.prefix); pa != pb {
 			t.Errorf("%s's publication differs from %s's (%s):\n  %-30s %s\n  %-30s %s", b.name, a.name, describeOverrides(a.overrides), a.name, pa, b.name, pb)
 		}
 		if report := compareTopics(a.name, normalise(a.events, a.prefix), b.name, normalise(b.events, b.prefix)); report != "" {
@@ -152,10 +154,11 @@ func waitSlots(t *testing.T, pg *pgtest.Server, sides []*side) {
 	for _, s := range sides {
 		names = append(names, s.prefix)
 	}
+	conn := pg.Conn(t)
 	deadline := time.Now().Add(runningDeadline)
 	for {
 		var missing []string
-		err := pg.Conn(t).QueryRow(context.Background(),
+		err := conn.QueryRow(context.Background(),
 			"SELECT coalesce(array_agg(n ORDER BY n), '{}') FROM unnest($1::text[]) n WHERE n NOT IN (SELECT slot_name FROM pg_replication_slots)", names).Scan(&missing)
 		if err != nil {
 			t.Fatal(err)
@@ -172,10 +175,10 @@ func waitSlots(t *testing.T, pg *pgtest.Server, sides []*side) {
 
 // publication describes a publication as pg_publication and
 // pg_publication_tables have it: what it publishes and which tables.
-func publication(t *testing.T, pg *pgtest.Server, name string) string {
+func publication(t *testing.T, conn *pgx.Conn, name string) string {
 	t.Helper()
 	var desc string
-	err := pg.Conn(t).QueryRow(context.Background(), `
+	err := conn.QueryRow(context.Background(), `
 		SELECT format('all tables %s, insert %s, update %s, delete %s, truncate %s, via root %s, tables %s',
 			p.puballtables, p.pubinsert, p.pubupdate, p.pubdelete, p.pubtruncate, p.pubviaroot,
 			(SELECT coalesce(string_agg(schemaname || '.' || tablename, ',' ORDER BY schemaname, tablename), '')
