@@ -183,6 +183,11 @@ func ratOf(unscaled *big.Int, scale int) *big.Rat {
 	return new(big.Rat).SetInt(new(big.Int).Mul(unscaled, pow10(-scale)))
 }
 
+// BigIntegerBytes is Java's BigInteger.toByteArray, the encoding of an
+// unscaled value in Connect's Decimal and in Debezium's
+// VariableScaleDecimal, for connectors that build such values.
+func BigIntegerBytes(n *big.Int) []byte { return twosComplement(n) }
+
 // twosComplement is Java's BigInteger.toByteArray: the shortest big-endian
 // two's-complement encoding, at least one byte.
 func twosComplement(n *big.Int) []byte {

@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -29,6 +31,7 @@ type colDesc struct {
 	name   string
 	oid    uint32
 	typmod int32
+	key    bool // part of the replica identity, as a relation message flags it
 }
 
 // lookupType describes a type that is not built in: an enum, or an array
@@ -65,39 +68,32 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 // their nullability and its key, and builds the table.
 func (c *catalog) describe(ctx context.Context, schema, name string, cols []colDesc) (*table, error) {
 	qname := pgx.Identifier{schema, name}.Sanitize()
-	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
-		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-		ORDER BY a.attnum`, qname)
+	catalogCols, notNull, defaults, err := c.columnsOf(ctx, qname)
+	gone := false
 	if err != nil {
-		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
-	}
-	notNull := map[string]bool{}
-	defaults := map[string]string{}
-	var catalogCols []colDesc
-	for rows.Next() {
-		var d colDesc
-		var nn bool
-		var def *string
-		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn, &def); err != nil {
-			rows.Close()
+		var pg *pgconn.PgError
+		if cols == nil || !errors.As(err, &pg) || pg.Code != "42P01" {
 			return nil, err
 		}
-		notNull[d.name] = nn
-		if def != nil {
-			defaults[d.name] = *def
-		}
-		catalogCols = append(catalogCols, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
+		// The table was dropped after the changes being decoded: the
+		// relation message alone describes them (every column optional,
+		// the key its replica identity).
+		gone = true
+		c.log.Warn().Str("table", schema+"."+name).Msg("table no longer exists: its changes are described by the replication stream alone")
 	}
 	if cols == nil {
 		cols = catalogCols
 	}
 	keyNames := c.s.keyColumnsFor(schema, name)
-	if keyNames == nil {
+	switch {
+	case keyNames != nil:
+	case gone:
+		for _, d := range cols {
+			if d.key {
+				keyNames = append(keyNames, d.name)
+			}
+		}
+	default:
 		if keyNames, err = c.keyOf(ctx, qname); err != nil {
 			return nil, err
 		}
@@ -200,6 +196,39 @@ func defaultValue(oid uint32, enum bool, conv *converter, expr string) (any, boo
 		return nil, false
 	}
 	return v, true
+}
+
+// columnsOf reads a table's columns in order, which are NOT NULL, and
+// their default expressions.
+func (c *catalog) columnsOf(ctx context.Context, qname string) ([]colDesc, map[string]bool, map[string]string, error) {
+	rows, err := c.conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
+		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+		ORDER BY a.attnum`, qname)
+	if err != nil {
+		return nil, nil, nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
+	}
+	defer rows.Close()
+	notNull := map[string]bool{}
+	defaults := map[string]string{}
+	var cols []colDesc
+	for rows.Next() {
+		var d colDesc
+		var nn bool
+		var def *string
+		if err := rows.Scan(&d.name, &d.oid, &d.typmod, &nn, &def); err != nil {
+			return nil, nil, nil, err
+		}
+		notNull[d.name] = nn
+		if def != nil {
+			defaults[d.name] = *def
+		}
+		cols = append(cols, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, postgres.ClassifyError(fmt.Errorf("describe table %s: %w", qname, err))
+	}
+	return cols, notNull, defaults, nil
 }
 
 // keyOf returns the primary key's columns, or, as Debezium, those of a

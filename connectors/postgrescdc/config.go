@@ -70,6 +70,10 @@ var pinnedKeys = map[string]string{
 	"flush.lsn.source":              "true",
 	"xmin.fetch.interval.ms":        "0",
 	"table.ignore.builtin":          "true",
+	// Relation messages refresh a table's schema when its columns change.
+	"schema.refresh.mode":     "columns_diff",
+	"max.queue.size.in.bytes": "0",
+	"query.fetch.size":        "0",
 }
 
 // refusedKeys are Debezium keys Sluice does not implement; a config that
@@ -120,6 +124,12 @@ var refusedKeys = map[string]string{
 	"schema.history.internal.kafka.topic":    "PostgreSQL needs no schema history",
 	"openlineage.integration.enabled":        "OpenLineage is not implemented",
 	"extended.headers.enabled":               "extended headers are not implemented",
+	"database.server.name":                   "Debezium 2.0 replaced it with topic.prefix",
+	"heartbeat.topics.prefix":                "Debezium 2.0 replaced it with topic.heartbeat.prefix",
+	"sanitize.field.names":                   "field name sanitizing is not implemented",
+	"snapshot.custom.class":                  "custom snapshot modes are not implemented",
+	"database.history.kafka.topic":           "PostgreSQL needs no schema history",
+	"include.schema.changes":                 "PostgreSQL emits no schema change events",
 }
 
 // refusedPrefixes are families of Debezium keys refused as refusedKeys.

@@ -11,6 +11,13 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 )
 
+// messageTypes are Debezium's names of pgoutput's messages, which its
+// offsets carry as messageType.
+var messageTypes = map[pglogrepl.MessageType]string{
+	pglogrepl.MessageTypeBegin: "BEGIN", pglogrepl.MessageTypeCommit: "COMMIT", pglogrepl.MessageTypeInsert: "INSERT",
+	pglogrepl.MessageTypeUpdate: "UPDATE", pglogrepl.MessageTypeDelete: "DELETE", pglogrepl.MessageTypeTruncate: "TRUNCATE",
+}
+
 // decode turns one pgoutput message into change events.
 func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 	msg, err := pglogrepl.Parse(data)
@@ -18,6 +25,7 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		return fmt.Errorf("decode pgoutput message at %s: %w", pglogrepl.LSN(lsn), err)
 	}
 	s := r.t.s
+	r.msgType = messageTypes[msg.Type()]
 	switch m := msg.(type) {
 	case *pglogrepl.RelationMessage:
 		return r.relation(ctx, m)
@@ -115,7 +123,7 @@ func (r *reader) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	}
 	cols := make([]colDesc, len(m.Columns))
 	for i, c := range m.Columns {
-		cols[i] = colDesc{name: c.Name, oid: c.DataType, typmod: c.TypeModifier}
+		cols[i] = colDesc{name: c.Name, oid: c.DataType, typmod: c.TypeModifier, key: c.Flags&1 != 0}
 	}
 	t, err := r.cat.describe(ctx, m.Namespace, m.RelationName, cols)
 	if err != nil {
@@ -136,7 +144,7 @@ func (r *reader) change(relID uint32, lsn uint64, op string) (*table, bool) {
 }
 
 func (r *reader) position(lsn uint64) position {
-	return position{commitTime: r.tx.commitTime, txID: r.tx.xid, lsn: lsn, procLSN: lsn, lastCommit: r.lastCommit}
+	return position{commitTime: r.tx.commitTime, txID: r.tx.xid, lsn: lsn, procLSN: lsn, lastCommit: r.lastCommit, messageType: r.msgType}
 }
 
 // emit queues a change event, and a tombstone after a delete when

@@ -165,6 +165,9 @@ type position struct {
 	txID       int64
 	lsn        uint64 // the change's LSN (the snapshot's in a snapshot)
 	procLSN    uint64 // lsn_proc: processed up to here (a heartbeat's WAL end)
+	// messageType is Debezium's name of the last message decoded
+	// (INSERT, UPDATE, DELETE, TRUNCATE, COMMIT); empty in a snapshot.
+	messageType string
 	// lastCommit is the commit LSN of the last transaction before this
 	// one (0: none since the slot was created; always 0 in a snapshot).
 	lastCommit uint64
@@ -213,6 +216,9 @@ func (p position) offset() map[string]any {
 		o["lsn_proc"] = int64(p.procLSN)
 		if p.lastCommit != 0 {
 			o["lsn_commit"] = int64(p.lastCommit)
+		}
+		if p.messageType != "" {
+			o["messageType"] = p.messageType
 		}
 	}
 	return o

@@ -33,6 +33,7 @@ type reader struct {
 	walEnd        uint64
 	lastHeartbeat time.Time
 	lastTxID      int64
+	msgType       string // Debezium's name of the message being decoded
 	// lastCommit is the commit LSN of the last transaction decoded: the
 	// lsn_commit of the records that follow, as Debezium's.
 	lastCommit uint64
@@ -127,6 +128,11 @@ func (r *reader) run(ctx context.Context) error {
 		}
 	}
 	if snapshot && s.snapshotMode == SnapshotInitialOnly {
+		// Nothing will ever stream from the slot: kept, it would hold
+		// WAL forever.
+		if err := pglogrepl.DropReplicationSlot(ctx, r.t.repl, s.slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+			return classifyStream(fmt.Errorf("drop replication slot %q after the initial_only snapshot: %w", s.slot, err), s)
+		}
 		r.t.log.Info().Msg("snapshot.mode is initial_only: the snapshot is done, nothing is streamed")
 		<-ctx.Done()
 		return nil
@@ -399,7 +405,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	p := position{commitTime: now, txID: r.lastTxID, lsn: r.lastCommit, procLSN: r.walEnd, lastCommit: r.lastCommit}
+	p := position{commitTime: now, txID: r.lastTxID, lsn: r.lastCommit, procLSN: r.walEnd, lastCommit: r.lastCommit, messageType: r.msgType}
 	key := connectors.NewStruct(heartbeatKeySchema)
 	key.Values[0] = s.prefix
 	val := connectors.NewStruct(heartbeatValueSchema)

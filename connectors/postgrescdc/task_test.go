@@ -246,6 +246,9 @@ func TestSnapshotThenStream(t *testing.T) {
 		t.Errorf("first source.sequence = %q", seq)
 	}
 	o := changes[1].Offset
+	if o["messageType"] != "UPDATE" {
+		t.Errorf("update offset messageType = %v", o["messageType"])
+	}
 	for _, k := range []string{"lsn", "lsn_commit", "lsn_proc", "txId", "ts_usec"} {
 		if _, ok := o[k]; !ok {
 			t.Errorf("streaming offset lacks %q: %v", k, o)
@@ -417,4 +420,48 @@ func TestSlotConfirmedOnlyAfterOffsetsAreStoredAndHeartbeatsAdvanceIt(t *testing
 		}
 	}
 	t.Fatalf("confirmed_flush_lsn %X did not move past the captured changes (%v) after the heartbeat's offset was stored", moved, recs[1].Offset)
+}
+
+func TestInitialOnlySnapshotsThenStreamsNothingAndFreesTheSlot(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE io (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO io VALUES (1), (2)`)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotInitialOnly)
+	h := newHarness(t, cfg)
+	h.open()
+	h.poll(2)
+	srv.Exec(t, `INSERT INTO io VALUES (3)`)
+	h.quiet()
+	conn := srv.Conn(t)
+	var slots int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", cfg[SlotNameKey]).Scan(&slots); err != nil {
+			t.Fatal(err)
+		}
+		if slots == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slot outlived the initial_only snapshot")
+		}
+	}
+	h.close()
+	h.open() // the snapshot is complete: nothing again
+	h.quiet()
+}
+
+func TestChangesOfADroppedTableStillArrive(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE doomed (id int PRIMARY KEY, v text NOT NULL)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.streaming()
+	h.close() // decoded later, after the table is gone
+	srv.Exec(t, `INSERT INTO doomed VALUES (1, 'x')`)
+	srv.Exec(t, `DROP TABLE doomed`)
+	h.open()
+	recs := h.poll(1)
+	if got := strings.Join(describe(recs), "|"); got != "srv.public.doomed c 1" || field(recs[0], "after", "v") != "x" {
+		t.Fatalf("got %v", got)
+	}
 }

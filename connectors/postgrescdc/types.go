@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
 )
 
 // Debezium's logical type names (io.debezium.data and io.debezium.time).
@@ -271,7 +272,7 @@ func numericConverter(typmod int32, mode string) *converter {
 			}
 			v := connectors.NewStruct(s)
 			v.Values[0] = int32(scale)
-			v.Values[1] = twosComplement(unscaled)
+			v.Values[1] = converters.BigIntegerBytes(unscaled)
 			return v, nil
 		}}
 	}
@@ -305,29 +306,6 @@ func splitDecimal(t string) (*big.Int, int, error) {
 		return nil, 0, fmt.Errorf("not a decimal: %q", t)
 	}
 	return n, scale, nil
-}
-
-// twosComplement is Java's BigInteger.toByteArray: big-endian two's
-// complement in the fewest bytes.
-func twosComplement(n *big.Int) []byte {
-	if n.Sign() >= 0 {
-		b := n.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// -n-1 in magnitude, bits inverted.
-	m := new(big.Int).Neg(n)
-	m.Sub(m, big.NewInt(1))
-	b := m.Bytes()
-	for i := range b {
-		b[i] = ^b[i]
-	}
-	if len(b) == 0 || b[0]&0x80 == 0 {
-		b = append([]byte{0xff}, b...)
-	}
-	return b
 }
 
 // moneyConverter maps money as Debezium does: Decimal of scale 2

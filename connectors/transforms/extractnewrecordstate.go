@@ -68,13 +68,13 @@ type enrsCacheKey struct {
 func (t *extractNewRecordState) Config() *connectors.ConfigDef {
 	modes := []string{"drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone"}
 	return connectors.NewConfigDef().
-		Define(connectors.ConfigKey{Name: enrsDeleteTombstoneMode, Default: "tombstone", Validate: oneOfFold(modes...), Recommended: modes,
+		Define(connectors.ConfigKey{Name: enrsDeleteTombstoneMode, Default: "tombstone", Validate: caseInsensitive(modes...), Recommended: modes,
 			Doc: "What becomes of deletes and tombstones: drop (both dropped), tombstone (a delete becomes a record with a null value; tombstones dropped), " +
 				"rewrite (a delete becomes its before row with __deleted=true, other rows get __deleted=false; tombstones dropped), " +
 				"rewrite-with-tombstone (rewrite, tombstones kept), delete-to-tombstone (a delete becomes a tombstone; tombstones dropped)."}).
 		Define(connectors.ConfigKey{Name: enrsDropTombstones, Type: connectors.TypeBoolean,
 			Doc: "Debezium 2.x's key, honoured as 2.x did: drop tombstones (default true). Use delete.tombstone.handling.mode instead."}).
-		Define(connectors.ConfigKey{Name: enrsDeleteMode, Validate: oneOfFold("drop", "rewrite", "none"),
+		Define(connectors.ConfigKey{Name: enrsDeleteMode, Validate: caseInsensitive("drop", "rewrite", "none"),
 			Doc: "Debezium 2.x's key, honoured as 2.x did: drop (2.x's default), rewrite or none (a delete becomes a record with a null value). Use delete.tombstone.handling.mode instead."}).
 		Define(connectors.ConfigKey{Name: enrsRouteByField, Importance: connectors.Low,
 			Doc: "A row field whose value replaces the record's topic."}).
@@ -100,16 +100,10 @@ func (t *extractNewRecordState) Config() *connectors.ConfigDef {
 			Doc: "Applies only with drop.fields.header.name, which is not supported: no effect, as in Debezium without it."})
 }
 
-// oneOfFold is Debezium's enum parsing: case-insensitive, trimmed.
-func oneOfFold(allowed ...string) func(string) error {
-	return func(v string) error {
-		for _, a := range allowed {
-			if strings.EqualFold(strings.TrimSpace(v), a) {
-				return nil
-			}
-		}
-		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
-	}
+// caseInsensitive is Debezium's enum parsing: any case, trimmed.
+func caseInsensitive(allowed ...string) func(string) error {
+	check := connectors.OneOf(allowed...)
+	return func(v string) error { return check(strings.ToLower(v)) }
 }
 
 func (t *extractNewRecordState) Configure(props map[string]string) error {
@@ -254,8 +248,8 @@ func (t *extractNewRecordState) withDeleted(s *connectors.Schema, row *connector
 	key := enrsCacheKey{s, "deleted=" + deleted}
 	out := t.cache[key]
 	if out == nil {
+		// As InsertField's copySchemaBasics: required, whatever s is.
 		out = copySchemaBasics(s, connectors.Struct)
-		out.Optional = s.Optional
 		out.Fields = append(make([]connectors.Field, 0, len(s.Fields)+1), s.Fields...)
 		if err := addField(out, enrsDeletedField, connectors.OptionalStringSchema); err != nil {
 			return nil, nil, err
@@ -287,8 +281,8 @@ func (t *extractNewRecordState) addFields(r *connectors.Record, env *connectors.
 	key := enrsCacheKey{row.Schema, "op=" + op}
 	s := t.cache[key]
 	if s == nil {
+		// As Debezium's copySchemaBasics: required, whatever the row's is.
 		s = copySchemaBasics(row.Schema, connectors.Struct)
-		s.Optional = row.Schema.Optional
 		s.Fields = append(make([]connectors.Field, 0, len(row.Schema.Fields)+len(t.fields)), row.Schema.Fields...)
 		for _, f := range t.fields {
 			if fs := f.schema(env.Schema); fs != nil {
@@ -396,8 +390,12 @@ func (f fieldReference) schema(envSchema *connectors.Schema) *connectors.Schema 
 			return nil
 		}
 	}
+	// SchemaUtil.copySchemaBasics(schema).optional(): a struct's fields
+	// are not copied, an array's or map's element schemas are.
 	out := copySchemaBasicsOf(fs)
-	out.Fields, out.Keys, out.Values = fs.Fields, fs.Keys, fs.Values
+	if fs.Type == connectors.Map {
+		out.Keys, out.Values = fs.Keys, fs.Values
+	}
 	out.Optional = true
 	return out
 }

@@ -171,6 +171,9 @@ func TestExtractNewRecordStateAddFieldsAndHeaders(t *testing.T) {
 	if !v.Schema.Fields[3].Schema.Optional {
 		t.Error("added fields must be optional")
 	}
+	if v.Schema.Optional || v.Schema.Name != "srv.public.t.Value" {
+		t.Errorf("the row's new schema is %q optional=%v; Debezium's copySchemaBasics keeps the name, not the optionality", v.Schema.Name, v.Schema.Optional)
+	}
 	if len(out.Headers) != 2 || out.Headers[0].Key != "dbz.op" || out.Headers[0].Value != "c" || out.Headers[1].Value != int64(1700000000001) {
 		t.Fatalf("headers = %v", out.Headers)
 	}
