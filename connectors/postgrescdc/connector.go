@@ -60,8 +60,9 @@ func (c *Connector) Stop() error { return nil }
 
 // ValidateConfig refuses the Debezium keys Sluice does not implement and,
 // when the keys are otherwise valid, checks the database as Debezium's
-// validation does: that it is reachable, has wal_level=logical, that the
-// role may replicate, and that the slot is free.
+// validation does: that it is reachable, has wal_level=logical, and that
+// the role may replicate. (Not that the slot is free: a running
+// connector's own task holds it while its config is updated.)
 func (c *Connector) ValidateConfig(config map[string]string) map[string][]string {
 	errs := validateRelations(config)
 	if errs != nil {

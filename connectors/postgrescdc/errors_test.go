@@ -182,3 +182,17 @@ func TestMessageKeyColumns(t *testing.T) {
 		t.Fatalf("key = %v %v", got, recs[0].KeySchema.Fields)
 	}
 }
+
+func TestWalLevelMustBeLogical(t *testing.T) {
+	srv := pgtest.StartPrivateWith(t, "wal_level=replica")
+	cfg := cdcConfig(srv)
+	tk := &Task{}
+	defer tk.Close()
+	err := tk.Open(context.Background(), conformance.NewSourceContext(t, "cdc", 0), cfg)
+	if err == nil || !strings.Contains(err.Error(), "wal_level") || !strings.Contains(err.Error(), `"replica"`) || connectors.IsRetriable(err) {
+		t.Fatalf("Open: %v", err)
+	}
+	if errs := (&Connector{}).ValidateConfig(cfg); len(errs[PluginNameKey]) == 0 || !strings.Contains(errs[PluginNameKey][0], "wal_level=logical") {
+		t.Fatalf("ValidateConfig = %v", errs)
+	}
+}

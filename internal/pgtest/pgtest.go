@@ -75,6 +75,14 @@ func Start(tb testing.TB) *Server {
 // SLUICE_TEST_PG_URL set it skips the test: that server cannot be stopped.
 func StartPrivate(tb testing.TB) *Server {
 	tb.Helper()
+	return StartPrivateWith(tb)
+}
+
+// StartPrivateWith is StartPrivate with server settings of the test's own
+// ("wal_level=replica"), for a test of how code meets a server configured
+// otherwise than the default one.
+func StartPrivateWith(tb testing.TB, settings ...string) *Server {
+	tb.Helper()
 	if os.Getenv(EnvURL) != "" {
 		tb.Skipf("pgtest: %s is set; a test that stops the server needs a server of its own", EnvURL)
 	}
@@ -83,6 +91,7 @@ func StartPrivate(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
+	inst.settings = settings
 	tb.Cleanup(inst.destroy)
 	if err := inst.start(); err != nil {
 		tb.Fatalf("pgtest: %v", err)
@@ -398,6 +407,9 @@ type instance struct {
 	port  int
 	super string              // superuser role: the OS user running the test
 	cred  *syscall.Credential // set when running as root: postgres refuses root
+	// settings are extra name=value server settings (StartPrivateWith),
+	// given after the defaults, so they win.
+	settings []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -689,6 +701,9 @@ func (in *instance) startLocked() error {
 		"-c", "max_replication_slots=50",
 		"-c", "max_wal_senders=50",
 	)
+	for _, kv := range in.settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.Dir = in.dir
 	cmd.Env = pgEnv()
 	cmd.Stdout = logf
