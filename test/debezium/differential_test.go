@@ -306,12 +306,11 @@ func cdcConfig(pg *pgtest.Server, s *side) map[string]string {
 }
 
 // startLogicalPostgres starts a PostgreSQL server of the test's own with
-// wal_level=logical. A server whose wal_level is another gets it with
-// ALTER SYSTEM (in its own data directory) and a restart, the only way the
-// setting takes effect.
+// wal_level=logical (pgtest's default, said here because the test needs
+// it).
 func startLogicalPostgres(t *testing.T) *pgtest.Server {
 	t.Helper()
-	pg := pgtest.StartPrivate(t)
+	pg := pgtest.StartPrivateWith(t, "wal_level=logical")
 	// The connectors' slots would keep pgtest from dropping the database.
 	// This runs after the connectors have stopped (cleanups run last
 	// first); a slot stays active until the server has noticed that its
@@ -354,21 +353,12 @@ func startLogicalPostgres(t *testing.T) *pgtest.Server {
 	if version < 150000 {
 		t.Fatalf("PostgreSQL %d: the differential test needs PostgreSQL 15 or later", version)
 	}
-	walLevel := func() string {
-		var level string
-		if err := pg.Conn(t).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
-			t.Fatal(err)
-		}
-		return level
+	var level string
+	if err := pg.Conn(t).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
 	}
-	if walLevel() == "logical" {
-		return pg
-	}
-	pg.Exec(t, "ALTER SYSTEM SET wal_level = logical")
-	pg.Stop()
-	pg.Start()
-	if level := walLevel(); level != "logical" {
-		t.Fatalf("wal_level is %q after ALTER SYSTEM and a restart, want logical", level)
+	if level != "logical" {
+		t.Fatalf("wal_level is %q, want logical", level)
 	}
 	return pg
 }
