@@ -54,7 +54,7 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		if r.tx == nil {
 			return nil
 		}
-		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, endLSN: uint64(m.TransactionEndLSN)})
+		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, prevCommit: r.lastCommit, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)})
 		r.walEnd = uint64(m.TransactionEndLSN)
 		r.lastCommit = r.tx.commitLSN
 		r.tx = nil
@@ -188,8 +188,13 @@ func (r *reader) queuePart(ctx context.Context, rec *connectors.SourceRecord, ls
 	return r.enqueue(ctx, rec)
 }
 
+// queue queues a record that carries its change's own offset.
 func (r *reader) queue(ctx context.Context, rec *connectors.SourceRecord, lsn uint64) error {
-	return r.enqueue(ctx, rec)
+	if err := r.enqueue(ctx, rec); err != nil {
+		return err
+	}
+	r.tx.lastLSN = lsn
+	return nil
 }
 
 // cells reads a pgoutput tuple.

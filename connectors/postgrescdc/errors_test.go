@@ -196,3 +196,42 @@ func TestWalLevelMustBeLogical(t *testing.T) {
 		t.Fatalf("ValidateConfig = %v", errs)
 	}
 }
+
+func TestDatabaseRestartIsRetried(t *testing.T) {
+	srv := pgtest.StartPrivate(t)
+	srv.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.streaming()
+	srv.Exec(t, `INSERT INTO r VALUES (1)`)
+	h.poll(1)
+	srv.Stop()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); err == nil && time.Now().Before(deadline); {
+		_, err = h.tk.Poll(context.Background())
+	}
+	if err == nil || !connectors.IsRetriable(err) {
+		t.Fatalf("Poll with the database down: %v (retriable %v)", err, connectors.IsRetriable(err))
+	}
+	srv.Start()
+	srv.Exec(t, `INSERT INTO r VALUES (2)`)
+	// The runtime retries a retriable Poll: the reader comes back on its
+	// own and resumes from the stored offset.
+	var got []*connectors.SourceRecord
+	for deadline := time.Now().Add(30 * time.Second); len(got) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no record after the database came back")
+		}
+		recs, err := h.tk.Poll(context.Background())
+		if err != nil && !connectors.IsRetriable(err) {
+			t.Fatalf("Poll: %v", err)
+		}
+		got = append(got, recs...)
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if keyOf(got[0]) != "2" {
+		t.Fatalf("after the restart: %v", describe(got))
+	}
+}

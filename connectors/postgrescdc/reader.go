@@ -47,6 +47,7 @@ type txState struct {
 	xid        int64
 	commitLSN  uint64
 	commitTime time.Time
+	lastLSN    uint64 // the LSN of its last record queued with its own offset
 	skip       bool   // queued before a restart: the stored offset covers it
 	skipUpTo   uint64 // changes at or below this LSN were queued before
 }
@@ -377,6 +378,14 @@ func (r *reader) copyData(ctx context.Context, data []byte) error {
 		}
 		if r.tx == nil {
 			r.walEnd = uint64(k.ServerWALEnd)
+			// Everything decoded is in Kafka with its offset stored:
+			// the WAL up to here holds nothing more for this slot, as
+			// PostgreSQL's own apply worker reasons. Reporting it also
+			// lets a PostgreSQL shutdown finish, which waits for its
+			// logical walsenders' clients to confirm its last WAL.
+			if r.t.progress.idle() && r.walEnd > r.t.flushLSN.Load() {
+				r.t.flushLSN.Store(r.walEnd)
+			}
 		}
 		if k.ReplyRequested {
 			return r.sendStatus(ctx)

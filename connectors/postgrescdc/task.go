@@ -52,13 +52,23 @@ type progress struct {
 // finished is a transaction or a heartbeat the reader queued entirely.
 // Offsets say lsn_commit: the commit LSN of the last transaction finished
 // before the record (Debezium's meaning). A transaction is safe once a
-// stored offset's lsn_commit reaches its commit LSN; a heartbeat once the
-// stored offset is the heartbeat's or a later one.
+// stored offset's lsn_commit reaches its commit LSN, or once the stored
+// offset is its own last change's; a heartbeat once the stored offset is
+// the heartbeat's or a later one.
 type finished struct {
 	commitLSN uint64 // a transaction's commit LSN; a heartbeat's lsn_commit
-	heartbeat bool
-	procLSN   uint64 // a heartbeat's lsn_proc
-	endLSN    uint64 // what PostgreSQL may forget once it is safe
+	// prevCommit and lastLSN are the lsn_commit and lsn of a
+	// transaction's last record (lastLSN 0: it had none).
+	prevCommit, lastLSN uint64
+	heartbeat           bool
+	procLSN             uint64 // a heartbeat's lsn_proc
+	endLSN              uint64 // what PostgreSQL may forget once it is safe
+}
+
+// storedPosition is what Commit reads back of the stored offset.
+type storedPosition struct {
+	commitLSN, lsn, procLSN uint64
+	change                  bool // a change's offset, not a heartbeat's
 }
 
 func (p *progress) add(f finished) {
@@ -67,17 +77,24 @@ func (p *progress) add(f finished) {
 	p.mu.Unlock()
 }
 
-// confirm drops what a committed offset (lsn_commit, lsn_proc) covers and
-// returns the highest end LSN among it (0: none).
-func (p *progress) confirm(commitLSN, procLSN uint64) uint64 {
+// confirm drops what a stored offset covers and returns the highest end
+// LSN among it (0: none).
+func (p *progress) confirm(at storedPosition) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var end uint64
 	n := 0
 	for _, f := range p.done {
-		safe := f.commitLSN <= commitLSN
-		if f.heartbeat {
-			safe = f.commitLSN < commitLSN || (f.commitLSN == commitLSN && f.procLSN <= procLSN)
+		var safe bool
+		switch {
+		case f.heartbeat:
+			safe = f.commitLSN < at.commitLSN || (f.commitLSN == at.commitLSN && f.procLSN <= at.procLSN)
+		default:
+			// A later transaction's record, or this one's last (changes
+			// of one transaction have increasing LSNs; a heartbeat's
+			// offset, between transactions, is no change's).
+			safe = f.commitLSN <= at.commitLSN ||
+				(f.lastLSN != 0 && at.change && at.commitLSN == f.prevCommit && at.lsn >= f.lastLSN)
 		}
 		if !safe {
 			break
@@ -87,6 +104,13 @@ func (p *progress) confirm(commitLSN, procLSN uint64) uint64 {
 	}
 	p.done = p.done[n:]
 	return end
+}
+
+// idle reports whether everything queued is confirmed.
+func (p *progress) idle() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.done) == 0
 }
 
 // Open checks what only a config or server change fixes (wal_level, the
@@ -252,7 +276,10 @@ func (t *Task) Commit(ctx context.Context) error {
 	if _, snap := o["snapshot"]; snap {
 		return nil // the slot stays at its creation point until streaming
 	}
-	if end := t.progress.confirm(uint64(number(o["lsn_commit"])), uint64(number(o["lsn_proc"]))); end > t.flushLSN.Load() {
+	mt, _ := o["messageType"].(string)
+	at := storedPosition{commitLSN: uint64(number(o["lsn_commit"])), lsn: uint64(number(o["lsn"])), procLSN: uint64(number(o["lsn_proc"])),
+		change: mt == "INSERT" || mt == "UPDATE" || mt == "DELETE" || mt == "TRUNCATE"}
+	if end := t.progress.confirm(at); end > t.flushLSN.Load() {
 		t.flushLSN.Store(end)
 	}
 	return nil

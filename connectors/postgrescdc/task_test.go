@@ -465,3 +465,104 @@ func TestChangesOfADroppedTableStillArrive(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+func TestSlotDropOnStop(t *testing.T) {
+	srv := pgtest.Start(t)
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotNoData, SlotDropOnStopKey, "true")
+	h := newHarness(t, cfg)
+	h.open()
+	h.streaming()
+	h.close()
+	var n int
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", cfg[SlotNameKey]).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("slot.drop.on.stop=true left %d slots (%v)", n, err)
+	}
+}
+
+func TestSchemaAndColumnLists(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE SCHEMA hidden`)
+	srv.Exec(t, `CREATE TABLE hidden.h (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE users (id int PRIMARY KEY, name text, secret text)`)
+	srv.Exec(t, `INSERT INTO hidden.h VALUES (1)`)
+	srv.Exec(t, `INSERT INTO users VALUES (1, 'a', 's1')`)
+	h := newHarness(t, cdcConfig(srv, SchemaExcludeKey, "HIDDEN", ColumnExcludeKey, `public\.users\.secret`))
+	h.open()
+	snap := h.poll(1)
+	srv.Exec(t, `INSERT INTO hidden.h VALUES (2)`)
+	srv.Exec(t, `UPDATE users SET secret = 's2', name = 'b'`)
+	streamed := h.poll(1)
+	h.quiet()
+	for _, r := range append(snap, streamed...) {
+		after := r.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
+		if r.Topic != "srv.public.users" || after.Get("secret") != nil || len(after.Schema.Fields) != 2 {
+			t.Fatalf("%s: %v", r.Topic, after.Values)
+		}
+	}
+}
+
+func TestSkippedOperationsAndTruncate(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE ops (id int PRIMARY KEY, v int)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData, SkippedOpsKey, "u"))
+	h.open()
+	h.streaming()
+	srv.Exec(t, `INSERT INTO ops VALUES (1, 1)`)
+	srv.Exec(t, `UPDATE ops SET v = 2`)
+	srv.Exec(t, `TRUNCATE ops`)
+	recs := h.poll(2)
+	h.quiet()
+	if got := strings.Join(describe(recs), "|"); got != "srv.public.ops c 1|srv.public.ops t null" {
+		t.Fatalf("got %v", got)
+	}
+	if table := field(recs[1], "source", "table"); table != "ops" {
+		t.Errorf("truncate source.table = %v", table)
+	}
+}
+
+func TestFilteredPublicationHoldsTheCapturedTables(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE a (id int PRIMARY KEY)`)
+	srv.Exec(t, `CREATE TABLE b (id int PRIMARY KEY)`)
+	cfg := cdcConfig(srv, PublicationAutoKey, "filtered", TableIncludeKey, `public\.a`)
+	h := newHarness(t, cfg)
+	h.open()
+	h.quiet()
+	var tables []string
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT array_agg(schemaname || '.' || tablename) FROM pg_publication_tables WHERE pubname = $1",
+		cfg[PublicationNameKey]).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tables, ",") != "public.a" {
+		t.Fatalf("publication tables = %v", tables)
+	}
+}
+
+func TestSnapshotModesAlwaysAndWhenNeeded(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE m (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO m VALUES (1)`)
+	always := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotAlways))
+	always.open()
+	always.poll(1)
+	always.close()
+	always.open() // a complete snapshot is stored: always snapshots again
+	if got := strings.Join(describe(always.poll(1)), "|"); got != "srv.public.m r 1" {
+		t.Fatalf("always: %v", got)
+	}
+	always.close()
+
+	cfg := cdcConfig(srv, SnapshotModeKey, SnapshotWhenNeeded)
+	needed := newHarness(t, cfg)
+	needed.open()
+	needed.poll(1)
+	needed.close()
+	needed.open() // the offset and the slot are there: no snapshot
+	needed.quiet()
+	needed.close()
+	srvDrop(t, cfg) // the slot is gone: a snapshot is needed
+	needed.open()
+	if got := strings.Join(describe(needed.poll(1)), "|"); got != "srv.public.m r 1" {
+		t.Fatalf("when_needed without the slot: %v", got)
+	}
+}
