@@ -138,6 +138,13 @@ func (t *table) row(cells []cell) (*connectors.StructValue, error) {
 			if err != nil {
 				return nil, fmt.Errorf("column %q of %s.%s: %w", c.name, t.schema, t.name, err)
 			}
+			if sv, ok := val.(*connectors.StructValue); ok {
+				// A struct-valued type (VariableScaleDecimal) is built
+				// with the converter's schema; the column's is its
+				// optional (or defaulted) copy, and a converter checks
+				// a struct against the schema it is written with.
+				sv.Schema = c.schema
+			}
 			v.Values[j] = val
 		}
 		j++
