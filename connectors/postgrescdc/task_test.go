@@ -325,8 +325,19 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	if before := field(recs[1], "before", "v"); before != "x" {
 		t.Errorf("REPLICA IDENTITY FULL before.v = %v", before)
 	}
-	if len(recs[2].Headers) != 1 || recs[2].Headers[0].Key != "__debezium.newkey" {
-		t.Errorf("key-change delete headers = %v", recs[2].Headers)
+	// The delete of the old key and its tombstone point at the new key,
+	// the create at the old one; Debezium's context headers follow.
+	context := "__debezium.context.connectorLogicalName=srv|__debezium.context.taskId=0|__debezium.context.connectorName=postgresql|__debezium.context.runId="
+	for i, want := range []string{"__debezium.newkey=", "__debezium.newkey=", "__debezium.oldkey="} {
+		if got := headerList(recs[2+i]); !strings.HasPrefix(got, want+"|"+context) {
+			t.Errorf("%s headers = %s, want %s|%s<uuid>", describe(recs[2+i : 3+i])[0], got, want, context)
+		}
+	}
+	if got := headerList(recs[0]); !strings.HasPrefix(got, context) || len(got) != len(context)+36 {
+		t.Errorf("insert headers = %s, want %s<uuid>", got, context)
+	}
+	if recs[0].Headers[3].Value != recs[4].Headers[4].Value {
+		t.Errorf("run id changed within a run: %v, %v", recs[0].Headers[3].Value, recs[4].Headers[4].Value)
 	}
 	// A value too large to stay inline, then an update of another column:
 	// pgoutput does not resend it, Debezium shows its placeholder.
@@ -338,6 +349,37 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	}
 	if got := field(recs[1], "after", "big"); got != unavailableValue {
 		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
+	}
+	// With REPLICA IDENTITY FULL the old row holds the value: Debezium
+	// takes it from there.
+	srv.Exec(t, `INSERT INTO f VALUES (3, 'z', (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 2000) g))`)
+	srv.Exec(t, `UPDATE f SET v = 'z2' WHERE id = 3`)
+	recs = h.poll(2)
+	if after, before := field(recs[1], "after", "big"), field(recs[1], "before", "big"); after != before || len(after.(string)) != 64000 {
+		t.Errorf("REPLICA IDENTITY FULL unchanged TOAST value: after = %.40v, before = %.40v, want the whole value in both", after, before)
+	}
+}
+
+// headerList is a record's headers as "key=value|key=value"; a struct
+// value shows as empty.
+func headerList(r *connectors.SourceRecord) string {
+	var out []string
+	for _, h := range r.Headers {
+		v, _ := h.Value.(string)
+		out = append(out, h.Key+"="+v)
+	}
+	return strings.Join(out, "|")
+}
+
+func TestExtendedHeadersDisabled(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE plain (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO plain VALUES (1)`)
+	h := newHarness(t, cdcConfig(srv, ExtendedHeadersKey, "false"))
+	h.open()
+	recs := h.poll(1)
+	if len(recs[0].Headers) != 0 {
+		t.Errorf("extended.headers.enabled=false: headers = %s", headerList(recs[0]))
 	}
 }
 
