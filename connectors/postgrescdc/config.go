@@ -385,8 +385,11 @@ type settings struct {
 	modes                                 typeModes
 	keyColumns                            []keyColumnsRule
 	skipped                               map[string]bool
-	maxBatch, maxQueue                    int
-	pollMs                                int64
+	// publish is the publish option of a publication the connector
+	// creates ("" for PostgreSQL's default, every operation).
+	publish            string
+	maxBatch, maxQueue int
+	pollMs             int64
 }
 
 func parseSettings(config map[string]string) (*settings, error) {
@@ -422,7 +425,28 @@ func parseSettings(config map[string]string) (*settings, error) {
 			s.skipped[op] = true
 		}
 	}
+	if _, set := config[SkippedOpsKey]; set {
+		s.publish = publishOption(s.skipped)
+	}
 	return s, nil
+}
+
+// publishOption is the publish option Debezium gives the publications it
+// creates when skipped.operations is set: the operations not skipped, so
+// that PostgreSQL does not even send the others ("" when none is
+// skipped). Left at its default (t), Debezium sets no publish option, and
+// PostgreSQL sends truncates that the connector then drops.
+func publishOption(skipped map[string]bool) string {
+	var ops []string
+	for _, op := range []struct{ code, name string }{{"c", "insert"}, {"u", "update"}, {"d", "delete"}, {"t", "truncate"}} {
+		if !skipped[op.code] {
+			ops = append(ops, op.name)
+		}
+	}
+	if len(ops) == 4 {
+		return ""
+	}
+	return strings.Join(ops, ", ")
 }
 
 // builtinSchemas are never captured, as Debezium's table.ignore.builtin.

@@ -189,6 +189,10 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		return postgres.ClassifyError(fmt.Errorf("look up publication %q: %w", s.publication, err))
 	}
 	name := pgx.Identifier{s.publication}.Sanitize()
+	with := ""
+	if s.publish != "" {
+		with = " WITH (publish = '" + s.publish + "')"
+	}
 	switch s.pubMode {
 	case "disabled":
 		if !exists {
@@ -199,7 +203,7 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		if exists {
 			return nil
 		}
-		_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES")
+		_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"+with)
 	case "filtered":
 		tables, lerr := s.capturedTables(ctx, conn)
 		if lerr != nil {
@@ -214,7 +218,7 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		}
 		switch {
 		case !exists:
-			_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR TABLE "+strings.Join(list, ", "))
+			_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR TABLE "+strings.Join(list, ", ")+with)
 		case allTables:
 			return &preflightError{PublicationNameKey, fmt.Errorf("publication %q is FOR ALL TABLES, but publication.autocreate.mode is filtered: "+
 				"drop it or use all_tables", s.publication)}

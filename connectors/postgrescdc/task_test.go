@@ -560,6 +560,54 @@ func TestSkippedOperationsAndTruncate(t *testing.T) {
 	if table := field(recs[1], "source", "table"); table != "ops" {
 		t.Errorf("truncate source.table = %v", table)
 	}
+	// As Debezium's, the publication leaves out what is skipped.
+	if got := publishedOps(t, srv, h.cfg[PublicationNameKey]); got != "insert delete truncate" {
+		t.Errorf("skipped.operations=u: publication publishes %q, want insert delete truncate", got)
+	}
+}
+
+// publishedOps lists the operations a publication publishes.
+func publishedOps(t *testing.T, srv *pgtest.Server, publication string) string {
+	t.Helper()
+	var ins, upd, del, trunc bool
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = $1",
+		publication).Scan(&ins, &upd, &del, &trunc); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, op := range []struct {
+		on   bool
+		name string
+	}{{ins, "insert"}, {upd, "update"}, {del, "delete"}, {trunc, "truncate"}} {
+		if op.on {
+			ops = append(ops, op.name)
+		}
+	}
+	return strings.Join(ops, " ")
+}
+
+func TestPublishOptionFollowsSkippedOperations(t *testing.T) {
+	for _, tc := range []struct {
+		config map[string]string
+		want   string
+	}{
+		{map[string]string{}, ""}, // Debezium sets no publish option when the key is not set
+		{map[string]string{SkippedOpsKey: "none"}, ""},
+		{map[string]string{SkippedOpsKey: "t"}, "insert, update, delete"},
+		{map[string]string{SkippedOpsKey: "c,d"}, "update, truncate"},
+	} {
+		cfg := map[string]string{HostnameKey: "localhost", UserKey: "u", DBNameKey: "d", TopicPrefixKey: "p"}
+		for k, v := range tc.config {
+			cfg[k] = v
+		}
+		s, err := parseSettings(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.publish != tc.want {
+			t.Errorf("%v: publish = %q, want %q", tc.config, s.publish, tc.want)
+		}
+	}
 }
 
 func TestFilteredPublicationHoldsTheCapturedTables(t *testing.T) {
