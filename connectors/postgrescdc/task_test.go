@@ -656,3 +656,27 @@ func TestSnapshotModesAlwaysAndWhenNeeded(t *testing.T) {
 		t.Fatalf("when_needed without the slot: %v", got)
 	}
 }
+
+func TestSnapshotOrderFollowsTableIncludeList(t *testing.T) {
+	tables := [][2]string{{"inventory", "orders"}, {"public", "a"}, {"public", "kinds"}, {"public", "z"}, {"inventory", "items"}}
+	for _, tc := range []struct{ include, want string }{
+		{"", "inventory.items inventory.orders public.a public.kinds public.z"},
+		{`public\.z,inventory\..*,PUBLIC\..*`, "public.z inventory.items inventory.orders public.a public.kinds"},
+	} {
+		cfg := map[string]string{HostnameKey: "localhost", UserKey: "u", DBNameKey: "d", TopicPrefixKey: "p"}
+		if tc.include != "" {
+			cfg[TableIncludeKey] = tc.include
+		}
+		s, err := parseSettings(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tn := range s.snapshotOrder(tables) {
+			got = append(got, tn[0]+"."+tn[1])
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("table.include.list %q: snapshot order %v, want %s", tc.include, got, tc.want)
+		}
+	}
+}
