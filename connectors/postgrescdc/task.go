@@ -53,9 +53,10 @@ type progress struct {
 }
 
 // finished is a transaction or a heartbeat the reader queued entirely.
-// Offsets say lsn_commit: the commit LSN of the last transaction finished
-// before the record (Debezium's meaning). A transaction is safe once a
-// stored offset's lsn_commit reaches its commit LSN, or once the stored
+// Offsets say lsn_commit: where the commit record of the last transaction
+// finished before the record ends (Debezium's meaning). A transaction is
+// safe once a stored offset's lsn_commit reaches its commit LSN (where its
+// commit record starts), or once the stored
 // offset is its own last change's; a heartbeat once the stored offset is
 // the heartbeat's or a later one.
 type finished struct {
