@@ -56,9 +56,9 @@ type progress struct {
 // Offsets say lsn_commit: where the commit record of the last transaction
 // finished before the record ends (Debezium's meaning). A transaction is
 // safe once a stored offset's lsn_commit reaches its commit LSN (where its
-// commit record starts), or once the stored
-// offset is its own last change's; a heartbeat once the stored offset is
-// the heartbeat's or a later one.
+// commit record starts), or once the stored offset is its own last
+// change's; a heartbeat once the stored offset is the heartbeat's or a
+// later one.
 type finished struct {
 	commitLSN uint64 // a transaction's commit LSN; a heartbeat's lsn_commit
 	// prevCommit and lastLSN are the lsn_commit and lsn of a
