@@ -73,6 +73,18 @@ confluent:
 transforms-golden:
     bash test/transforms/golden.sh
 
+# The broker gets a free port and a temporary directory; Maven fetches Kafka
+# Connect and Debezium on first use (test/debezium/connect.sh).
+# CDC differential test: Sluice's PostgreSQL CDC against Debezium in Apache Kafka Connect.
+debezium-diff:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/sluice-kafka-XXXXXX")
+    port=$(go run ./test/kafka/freeport 1)
+    trap 'bash test/kafka/kafka.sh stop "$dir"; rm -rf "$dir"' EXIT
+    bash test/kafka/kafka.sh start "$port" "$dir"
+    SLUICE_TEST_BOOTSTRAP="127.0.0.1:$port" go test -tags debezium -count=1 -v ./test/debezium/
+
 # DURATION (default 3m) sets how long; SLUICE_CHAOS_SEED replays a run,
 # SLUICE_TEST_BOOTSTRAP runs it against an external broker, and
 # SLUICE_CHAOS_REPORT says where the JSON summary goes.

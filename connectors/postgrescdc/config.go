@@ -42,6 +42,7 @@ const (
 	MaxBatchSizeKey      = "max.batch.size"
 	MaxQueueSizeKey      = "max.queue.size"
 	PollIntervalKey      = "poll.interval.ms"
+	ExtendedHeadersKey   = "extended.headers.enabled"
 )
 
 // snapshot.mode values.
@@ -123,7 +124,6 @@ var refusedKeys = map[string]string{
 	"retriable.restart.connector.wait.ms":    "retries follow the runtime's task retry",
 	"schema.history.internal.kafka.topic":    "PostgreSQL needs no schema history",
 	"openlineage.integration.enabled":        "OpenLineage is not implemented",
-	"extended.headers.enabled":               "extended headers are not implemented",
 	"database.server.name":                   "Debezium 2.0 replaced it with topic.prefix",
 	"heartbeat.topics.prefix":                "Debezium 2.0 replaced it with topic.heartbeat.prefix",
 	"sanitize.field.names":                   "field name sanitizing is not implemented",
@@ -201,6 +201,9 @@ func ConfigDef() *connectors.ConfigDef {
 		Doc:      "When positive, milliseconds between heartbeat records on __debezium-heartbeat.<prefix>; their offsets let the slot advance while the captured tables are idle."})
 	def(connectors.ConfigKey{Name: TombstonesKey, Type: connectors.TypeBoolean, Default: "true", Importance: connectors.Medium, Group: conn,
 		Doc: "Follow each delete event with a tombstone (same key, null value) so that log compaction can remove the key."})
+	def(connectors.ConfigKey{Name: ExtendedHeadersKey, Type: connectors.TypeBoolean, Default: "true", Importance: connectors.Low, Group: conn,
+		Doc: "Put Debezium's context headers on each change event and tombstone: __debezium.context.connectorLogicalName (the topic prefix), " +
+			"__debezium.context.taskId, __debezium.context.connectorName (postgresql) and __debezium.context.runId (a UUID new at each task start)."})
 	def(connectors.ConfigKey{Name: DecimalModeKey, Default: "precise", Importance: connectors.Medium, Group: types,
 		Validate: connectors.OneOf("precise", "double", "string"),
 		Doc:      "numeric and money as Connect Decimal (or io.debezium.data.VariableScaleDecimal without a fixed scale), as double, or as string."})
@@ -378,11 +381,15 @@ type settings struct {
 	fetchSize                             int
 	heartbeatMs                           int
 	tombstones                            bool
+	extendedHeaders                       bool
 	modes                                 typeModes
 	keyColumns                            []keyColumnsRule
 	skipped                               map[string]bool
-	maxBatch, maxQueue                    int
-	pollMs                                int64
+	// publish is the publish option of a publication the connector
+	// creates ("" for PostgreSQL's default, every operation).
+	publish            string
+	maxBatch, maxQueue int
+	pollMs             int64
 }
 
 func parseSettings(config map[string]string) (*settings, error) {
@@ -400,8 +407,9 @@ func parseSettings(config map[string]string) (*settings, error) {
 		publication: c.String(PublicationNameKey), pubMode: c.String(PublicationAutoKey),
 		snapshotMode: c.String(SnapshotModeKey), fetchSize: c.Int(SnapshotFetchSizeKey),
 		heartbeatMs: c.Int(HeartbeatIntervalKey), tombstones: c.Bool(TombstonesKey),
-		modes:    typeModes{decimal: c.String(DecimalModeKey), time: c.String(TimePrecisionKey), binary: c.String(BinaryModeKey)},
-		maxBatch: c.Int(MaxBatchSizeKey), maxQueue: c.Int(MaxQueueSizeKey), pollMs: c.Long(PollIntervalKey),
+		extendedHeaders: c.Bool(ExtendedHeadersKey),
+		modes:           typeModes{decimal: c.String(DecimalModeKey), time: c.String(TimePrecisionKey), binary: c.String(BinaryModeKey)},
+		maxBatch:        c.Int(MaxBatchSizeKey), maxQueue: c.Int(MaxQueueSizeKey), pollMs: c.Long(PollIntervalKey),
 		skipped: map[string]bool{},
 	}
 	// Already validated by ConfigDef, so these cannot fail.
@@ -417,7 +425,28 @@ func parseSettings(config map[string]string) (*settings, error) {
 			s.skipped[op] = true
 		}
 	}
+	if _, set := config[SkippedOpsKey]; set {
+		s.publish = publishOption(s.skipped)
+	}
 	return s, nil
+}
+
+// publishOption is the publish option Debezium gives the publications it
+// creates when skipped.operations is set: the operations not skipped, so
+// that PostgreSQL does not even send the others ("" when none is
+// skipped). Left at its default (t), Debezium sets no publish option, and
+// PostgreSQL sends truncates that the connector then drops.
+func publishOption(skipped map[string]bool) string {
+	var ops []string
+	for _, op := range []struct{ code, name string }{{"c", "insert"}, {"u", "update"}, {"d", "delete"}, {"t", "truncate"}} {
+		if !skipped[op.code] {
+			ops = append(ops, op.name)
+		}
+	}
+	if len(ops) == 4 {
+		return ""
+	}
+	return strings.Join(ops, ", ")
 }
 
 // builtinSchemas are never captured, as Debezium's table.ignore.builtin.

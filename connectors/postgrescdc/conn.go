@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,6 +190,10 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		return postgres.ClassifyError(fmt.Errorf("look up publication %q: %w", s.publication, err))
 	}
 	name := pgx.Identifier{s.publication}.Sanitize()
+	with := ""
+	if s.publish != "" {
+		with = " WITH (publish = '" + s.publish + "')"
+	}
 	switch s.pubMode {
 	case "disabled":
 		if !exists {
@@ -199,7 +204,7 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		if exists {
 			return nil
 		}
-		_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES")
+		_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"+with)
 	case "filtered":
 		tables, lerr := s.capturedTables(ctx, conn)
 		if lerr != nil {
@@ -214,7 +219,7 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 		}
 		switch {
 		case !exists:
-			_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR TABLE "+strings.Join(list, ", "))
+			_, err = conn.Exec(ctx, "CREATE PUBLICATION "+name+" FOR TABLE "+strings.Join(list, ", ")+with)
 		case allTables:
 			return &preflightError{PublicationNameKey, fmt.Errorf("publication %q is FOR ALL TABLES, but publication.autocreate.mode is filtered: "+
 				"drop it or use all_tables", s.publication)}
@@ -230,7 +235,8 @@ func (s *settings) ensurePublication(ctx context.Context, conn *pgx.Conn) error 
 
 // capturedTables lists the ordinary tables (partitions included: pgoutput
 // streams a partition's changes under its own name) the include and
-// exclude lists select, as (schema, table) pairs in a stable order.
+// exclude lists select, as (schema, table) pairs in the order Debezium
+// snapshots them (snapshotOrder).
 func (s *settings) capturedTables(ctx context.Context, conn *pgx.Conn) ([][2]string, error) {
 	rows, err := conn.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind = 'r' ORDER BY n.nspname, c.relname`)
@@ -248,7 +254,33 @@ func (s *settings) capturedTables(ctx context.Context, conn *pgx.Conn) ([][2]str
 			out = append(out, [2]string{sch, tbl})
 		}
 	}
-	return out, postgres.ClassifyError(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, postgres.ClassifyError(err)
+	}
+	return s.snapshotOrder(out), nil
+}
+
+// snapshotOrder orders tables as Debezium's snapshot does: for each
+// regular expression of table.include.list in turn, the tables it matches
+// that no earlier one did, sorted by "schema.table"; without the list, all
+// of them sorted so.
+func (s *settings) snapshotOrder(tables [][2]string) [][2]string {
+	sorted := slices.Clone(tables)
+	slices.SortFunc(sorted, func(a, b [2]string) int { return strings.Compare(a[0]+"."+a[1], b[0]+"."+b[1]) })
+	if len(s.tableInclude) == 0 {
+		return sorted
+	}
+	out := make([][2]string, 0, len(sorted))
+	taken := make([]bool, len(sorted))
+	for _, re := range s.tableInclude {
+		for i, t := range sorted {
+			if !taken[i] && re.MatchString(t[0]+"."+t[1]) {
+				taken[i] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // checkConnection runs the preflight on a new connection: what validation

@@ -36,13 +36,13 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		// Kafka already: those that committed up to its lsn_commit
 		// entirely, and of the next one (the offset's own transaction)
 		// the changes up to its lsn. A heartbeat's offset has lsn =
-		// lsn_commit: none of the next transaction.
+		// lsn_commit but is no change's: none of the next transaction.
 		if r.resume.streaming {
 			switch {
 			case tx.commitLSN <= r.resume.commitLSN:
 				tx.skip = true
 			case !r.resumedPast:
-				if r.resume.lsn > r.resume.commitLSN {
+				if r.resume.change {
 					tx.skipUpTo = r.resume.lsn
 				}
 				r.resumedPast = true
@@ -56,7 +56,12 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		}
 		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, prevCommit: r.lastCommit, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)})
 		r.walEnd = uint64(m.TransactionEndLSN)
-		r.lastCommit = r.tx.commitLSN
+		// Debezium's lsn_commit (and source.sequence's first element)
+		// is where the commit record ends, the LSN pgoutput sends the
+		// commit message at, not where it starts (FinalLSN). The
+		// resume check above still holds: a transaction's FinalLSN is
+		// below its own end and above the previous one's.
+		r.lastCommit = uint64(m.TransactionEndLSN)
 		r.tx = nil
 	case *pglogrepl.InsertMessage:
 		if t, ok := r.change(m.RelationID, lsn, "c"); ok {
@@ -68,13 +73,24 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		}
 	case *pglogrepl.UpdateMessage:
 		if t, ok := r.change(m.RelationID, lsn, "u"); ok {
-			after, err := t.row(cells(m.NewTuple))
+			newCells, oldCells := cells(m.NewTuple), cells(m.OldTuple)
+			if len(oldCells) == len(newCells) {
+				// With REPLICA IDENTITY FULL the old tuple holds every
+				// column: as Debezium, an unchanged TOASTed value is
+				// taken from it rather than shown as the placeholder.
+				for i := range newCells {
+					if newCells[i].unchanged && !oldCells[i].unchanged {
+						newCells[i] = oldCells[i]
+					}
+				}
+			}
+			after, err := t.row(newCells)
 			if err != nil {
 				return err
 			}
 			var before *connectors.StructValue
 			if m.OldTuple != nil {
-				if before, err = t.row(cells(m.OldTuple)); err != nil {
+				if before, err = t.row(oldCells); err != nil {
 					return err
 				}
 			}

@@ -138,6 +138,13 @@ func (t *table) row(cells []cell) (*connectors.StructValue, error) {
 			if err != nil {
 				return nil, fmt.Errorf("column %q of %s.%s: %w", c.name, t.schema, t.name, err)
 			}
+			if sv, ok := val.(*connectors.StructValue); ok {
+				// A struct-valued type (VariableScaleDecimal) is built
+				// with the converter's schema; the column's is its
+				// optional (or defaulted) copy, and a converter checks
+				// a struct against the schema it is written with.
+				sv.Schema = c.schema
+			}
 			v.Values[j] = val
 		}
 		j++
@@ -168,8 +175,9 @@ type position struct {
 	// messageType is Debezium's name of the last message decoded
 	// (INSERT, UPDATE, DELETE, TRUNCATE, COMMIT); empty in a snapshot.
 	messageType string
-	// lastCommit is the commit LSN of the last transaction before this
-	// one (0: none since the slot was created; always 0 in a snapshot).
+	// lastCommit is the end LSN of the commit of the last transaction
+	// before this one (0: none since the slot was created; always 0 in a
+	// snapshot).
 	lastCommit uint64
 	snapshot   string // source.snapshot: "" when streaming
 	lastSnap   bool
@@ -254,11 +262,12 @@ func (t *table) event(partition map[string]any, prefix, db, op string, before, a
 	return rec
 }
 
-// tombstone follows a delete event: the same key, a null value.
+// tombstone follows a delete event: the same key, a null value, and the
+// delete's headers (a key change's __debezium.newkey), as Debezium's.
 func tombstone(del *connectors.SourceRecord) *connectors.SourceRecord {
 	return &connectors.SourceRecord{
 		Partition: del.Partition, Offset: del.Offset, Topic: del.Topic,
-		KeySchema: del.KeySchema, Key: del.Key,
+		KeySchema: del.KeySchema, Key: del.Key, Headers: append([]connectors.Header(nil), del.Headers...),
 	}
 }
 

@@ -23,6 +23,9 @@ type Task struct {
 	s         *settings
 	tc        connectors.SourceTaskContext
 	partition map[string]any
+	// headers are the context headers of every event of this run
+	// (none with extended.headers.enabled=false).
+	headers []connectors.Header
 
 	meta *pgx.Conn
 	repl *pgconn.PgConn
@@ -50,11 +53,12 @@ type progress struct {
 }
 
 // finished is a transaction or a heartbeat the reader queued entirely.
-// Offsets say lsn_commit: the commit LSN of the last transaction finished
-// before the record (Debezium's meaning). A transaction is safe once a
-// stored offset's lsn_commit reaches its commit LSN, or once the stored
-// offset is its own last change's; a heartbeat once the stored offset is
-// the heartbeat's or a later one.
+// Offsets say lsn_commit: where the commit record of the last transaction
+// finished before the record ends (Debezium's meaning). A transaction is
+// safe once a stored offset's lsn_commit reaches its commit LSN (where its
+// commit record starts), or once the stored offset is its own last
+// change's; a heartbeat once the stored offset is the heartbeat's or a
+// later one.
 type finished struct {
 	commitLSN uint64 // a transaction's commit LSN; a heartbeat's lsn_commit
 	// prevCommit and lastLSN are the lsn_commit and lsn of a
@@ -125,6 +129,9 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 	}
 	t.s, t.tc, t.log = s, tc, *tc.Logger()
 	t.partition = map[string]any{"server": s.prefix}
+	if s.extendedHeaders {
+		t.headers = contextHeaders(s.prefix, newRunID())
+	}
 	if conn, err := s.connect(ctx); err == nil {
 		err = s.preflight(ctx, conn, false)
 		conn.Close(context.WithoutCancel(ctx))
@@ -191,7 +198,11 @@ type resumePoint struct {
 	exists             bool
 	snapshotIncomplete bool
 	streaming          bool // the offset is a streamed record's
-	commitLSN, lsn     uint64
+	// change is set when the offset is a change's (not a heartbeat's):
+	// its lsn may equal lsn_commit, the end of the previous commit
+	// record being where the change's record starts.
+	change         bool
+	commitLSN, lsn uint64
 }
 
 func offsetPosition(o map[string]any) resumePoint {
@@ -208,7 +219,15 @@ func offsetPosition(o map[string]any) resumePoint {
 	}
 	rp.commitLSN = uint64(number(o["lsn_commit"]))
 	rp.lsn = uint64(number(o["lsn"]))
+	rp.change = isChangeMessage(o)
 	return rp
+}
+
+// isChangeMessage reports whether a stored offset is a change event's,
+// by the message it says was decoded last; a heartbeat's is not.
+func isChangeMessage(o map[string]any) bool {
+	mt, _ := o["messageType"].(string)
+	return mt == "INSERT" || mt == "UPDATE" || mt == "DELETE" || mt == "TRUNCATE"
 }
 
 // number reads a JSON number of a stored offset.
@@ -276,9 +295,8 @@ func (t *Task) Commit(ctx context.Context) error {
 	if _, snap := o["snapshot"]; snap {
 		return nil // the slot stays at its creation point until streaming
 	}
-	mt, _ := o["messageType"].(string)
 	at := storedPosition{commitLSN: uint64(number(o["lsn_commit"])), lsn: uint64(number(o["lsn"])), procLSN: uint64(number(o["lsn_proc"])),
-		change: mt == "INSERT" || mt == "UPDATE" || mt == "DELETE" || mt == "TRUNCATE"}
+		change: isChangeMessage(o)}
 	if end := t.progress.confirm(at); end > t.flushLSN.Load() {
 		t.flushLSN.Store(end)
 	}
@@ -309,6 +327,12 @@ func (t *Task) Close() error {
 // replication connection alive, so that a slow Kafka does not let
 // wal_sender_timeout end the stream.
 func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) error {
+	if rec.KeySchema != heartbeatKeySchema {
+		// Debezium adds its context headers to change events and
+		// tombstones, after their own (a key change's newkey/oldkey);
+		// its heartbeats have none.
+		rec.Headers = append(rec.Headers, r.t.headers...)
+	}
 	for {
 		select {
 		case r.t.queue <- rec:

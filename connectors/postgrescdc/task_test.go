@@ -325,8 +325,19 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	if before := field(recs[1], "before", "v"); before != "x" {
 		t.Errorf("REPLICA IDENTITY FULL before.v = %v", before)
 	}
-	if len(recs[2].Headers) != 1 || recs[2].Headers[0].Key != "__debezium.newkey" {
-		t.Errorf("key-change delete headers = %v", recs[2].Headers)
+	// The delete of the old key and its tombstone point at the new key,
+	// the create at the old one; Debezium's context headers follow.
+	context := "__debezium.context.connectorLogicalName=srv|__debezium.context.taskId=0|__debezium.context.connectorName=postgresql|__debezium.context.runId="
+	for i, want := range []string{"__debezium.newkey=", "__debezium.newkey=", "__debezium.oldkey="} {
+		if got := headerList(recs[2+i]); !strings.HasPrefix(got, want+"|"+context) {
+			t.Errorf("%s headers = %s, want %s|%s<uuid>", describe(recs[2+i : 3+i])[0], got, want, context)
+		}
+	}
+	if got := headerList(recs[0]); !strings.HasPrefix(got, context) || len(got) != len(context)+36 {
+		t.Errorf("insert headers = %s, want %s<uuid>", got, context)
+	}
+	if recs[0].Headers[3].Value != recs[4].Headers[4].Value {
+		t.Errorf("run id changed within a run: %v, %v", recs[0].Headers[3].Value, recs[4].Headers[4].Value)
 	}
 	// A value too large to stay inline, then an update of another column:
 	// pgoutput does not resend it, Debezium shows its placeholder.
@@ -338,6 +349,37 @@ func TestReplicaIdentityFullKeyChangeAndToast(t *testing.T) {
 	}
 	if got := field(recs[1], "after", "big"); got != unavailableValue {
 		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
+	}
+	// With REPLICA IDENTITY FULL the old row holds the value: Debezium
+	// takes it from there.
+	srv.Exec(t, `INSERT INTO f VALUES (3, 'z', (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 2000) g))`)
+	srv.Exec(t, `UPDATE f SET v = 'z2' WHERE id = 3`)
+	recs = h.poll(2)
+	if after, before := field(recs[1], "after", "big"), field(recs[1], "before", "big"); after != before || len(after.(string)) != 64000 {
+		t.Errorf("REPLICA IDENTITY FULL unchanged TOAST value: after = %.40v, before = %.40v, want the whole value in both", after, before)
+	}
+}
+
+// headerList is a record's headers as "key=value|key=value"; a struct
+// value shows as empty.
+func headerList(r *connectors.SourceRecord) string {
+	var out []string
+	for _, h := range r.Headers {
+		v, _ := h.Value.(string)
+		out = append(out, h.Key+"="+v)
+	}
+	return strings.Join(out, "|")
+}
+
+func TestExtendedHeadersDisabled(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE TABLE plain (id int PRIMARY KEY)`)
+	srv.Exec(t, `INSERT INTO plain VALUES (1)`)
+	h := newHarness(t, cdcConfig(srv, ExtendedHeadersKey, "false"))
+	h.open()
+	recs := h.poll(1)
+	if len(recs[0].Headers) != 0 {
+		t.Errorf("extended.headers.enabled=false: headers = %s", headerList(recs[0]))
 	}
 }
 
@@ -518,6 +560,54 @@ func TestSkippedOperationsAndTruncate(t *testing.T) {
 	if table := field(recs[1], "source", "table"); table != "ops" {
 		t.Errorf("truncate source.table = %v", table)
 	}
+	// As Debezium's, the publication leaves out what is skipped.
+	if got := publishedOps(t, srv, h.cfg[PublicationNameKey]); got != "insert delete truncate" {
+		t.Errorf("skipped.operations=u: publication publishes %q, want insert delete truncate", got)
+	}
+}
+
+// publishedOps lists the operations a publication publishes.
+func publishedOps(t *testing.T, srv *pgtest.Server, publication string) string {
+	t.Helper()
+	var ins, upd, del, trunc bool
+	if err := srv.Conn(t).QueryRow(context.Background(), "SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = $1",
+		publication).Scan(&ins, &upd, &del, &trunc); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, op := range []struct {
+		on   bool
+		name string
+	}{{ins, "insert"}, {upd, "update"}, {del, "delete"}, {trunc, "truncate"}} {
+		if op.on {
+			ops = append(ops, op.name)
+		}
+	}
+	return strings.Join(ops, " ")
+}
+
+func TestPublishOptionFollowsSkippedOperations(t *testing.T) {
+	for _, tc := range []struct {
+		config map[string]string
+		want   string
+	}{
+		{map[string]string{}, ""}, // Debezium sets no publish option when the key is not set
+		{map[string]string{SkippedOpsKey: "none"}, ""},
+		{map[string]string{SkippedOpsKey: "t"}, "insert, update, delete"},
+		{map[string]string{SkippedOpsKey: "c,d"}, "update, truncate"},
+	} {
+		cfg := map[string]string{HostnameKey: "localhost", UserKey: "u", DBNameKey: "d", TopicPrefixKey: "p"}
+		for k, v := range tc.config {
+			cfg[k] = v
+		}
+		s, err := parseSettings(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.publish != tc.want {
+			t.Errorf("%v: publish = %q, want %q", tc.config, s.publish, tc.want)
+		}
+	}
 }
 
 func TestFilteredPublicationHoldsTheCapturedTables(t *testing.T) {
@@ -564,5 +654,29 @@ func TestSnapshotModesAlwaysAndWhenNeeded(t *testing.T) {
 	needed.open()
 	if got := strings.Join(describe(needed.poll(1)), "|"); got != "srv.public.m r 1" {
 		t.Fatalf("when_needed without the slot: %v", got)
+	}
+}
+
+func TestSnapshotOrderFollowsTableIncludeList(t *testing.T) {
+	tables := [][2]string{{"inventory", "orders"}, {"public", "a"}, {"public", "kinds"}, {"public", "z"}, {"inventory", "items"}}
+	for _, tc := range []struct{ include, want string }{
+		{"", "inventory.items inventory.orders public.a public.kinds public.z"},
+		{`public\.z,inventory\..*,PUBLIC\..*`, "public.z inventory.items inventory.orders public.a public.kinds"},
+	} {
+		cfg := map[string]string{HostnameKey: "localhost", UserKey: "u", DBNameKey: "d", TopicPrefixKey: "p"}
+		if tc.include != "" {
+			cfg[TableIncludeKey] = tc.include
+		}
+		s, err := parseSettings(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tn := range s.snapshotOrder(tables) {
+			got = append(got, tn[0]+"."+tn[1])
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("table.include.list %q: snapshot order %v, want %s", tc.include, got, tc.want)
+		}
 	}
 }

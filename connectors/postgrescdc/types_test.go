@@ -195,3 +195,27 @@ func TestColumnDefaultsAreSchemaDefaults(t *testing.T) {
 		t.Error("NOT NULL column n is optional")
 	}
 }
+
+// A nullable variable-scale numeric column has an optional copy of the
+// converter's schema: the struct value must carry the column's schema, or
+// a converter refuses it as written with a different schema.
+func TestVariableScaleDecimalValueCarriesTheColumnSchema(t *testing.T) {
+	conv := numericConverter(-1, "precise")
+	col := &column{name: "num_var", optional: true, conv: conv, schema: conv.schema.Optionally()}
+	tbl := &table{schema: "public", name: "t", columns: []*column{col}}
+	tbl.buildSchemas("p")
+	row, err := tbl.row([]cell{{text: "12.5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, ok := row.Values[0].(*connectors.StructValue)
+	if !ok {
+		t.Fatalf("num_var is %T, want a struct", row.Values[0])
+	}
+	if sv.Schema != col.schema {
+		t.Fatalf("num_var's value has schema %+v, want the column's optional schema", sv.Schema)
+	}
+	if err := row.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -33,10 +33,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache="$(cd "$here/.." && pwd)/.kafka"
-# build-classpath of maven-dependency-plugin 2.x (Maven 3.8's default)
-# skips writing a file it thinks unchanged; 3.x writes it.
-dep_plugin=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
-
 say() { printf 'kafka.sh: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -44,30 +40,7 @@ die() { say "$*"; exit 1; }
 # Maven cache lacks) and prints the file holding the classpath. It is
 # rebuilt when the pom changes or a jar it names has gone from the cache.
 classpath_file() {
-  local cp="$cache/classpath.txt"
-  mkdir -p "$cache"
-  if [ -s "$cp" ] && [ "$cp" -nt "$here/pom.xml" ]; then
-    local ok=1 jar
-    IFS=: read -r -a jars <"$cp"
-    for jar in "${jars[@]}"; do
-      [ -f "$jar" ] || { ok=0; break; }
-    done
-    if [ "$ok" = 1 ]; then
-      echo "$cp"
-      return
-    fi
-  fi
-  command -v mvn >/dev/null 2>&1 || die "mvn not found: install Maven 3 (apt-get install maven)"
-  say "resolving Apache Kafka with Maven (the first time fetches about 40 jars from Maven Central; this can take a few minutes)"
-  # Not quiet: Maven's "Downloading ..." lines are the progress.
-  if ! mvn -B -f "$here/pom.xml" "$dep_plugin:build-classpath" \
-    -Dmdep.outputFile="$cp.tmp" -Dmdep.includeScope=runtime >&2; then
-    rm -f "$cp.tmp"
-    die "mvn could not resolve test/kafka/pom.xml"
-  fi
-  mv "$cp.tmp" "$cp"
-  say "classpath in $cp"
-  echo "$cp"
+  bash "$here/mvn-classpath.sh" "$here/pom.xml" "$cache/classpath.txt" "Apache Kafka"
 }
 
 # port_open reports whether something accepts TCP connections on 127.0.0.1:$1.
