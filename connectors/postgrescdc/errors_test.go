@@ -235,3 +235,57 @@ func TestDatabaseRestartIsRetried(t *testing.T) {
 		t.Fatalf("after the restart: %v", describe(got))
 	}
 }
+
+// A fast shutdown waits for the slot's client to confirm the last WAL.
+// With a record polled but not yet stored, the task cannot confirm it: the
+// database going down must still end the stream promptly (a retriable
+// error), and the record must come again from the next reader.
+func TestDatabaseShutdownWithRecordsInFlight(t *testing.T) {
+	srv := pgtest.StartPrivate(t)
+	srv.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.streaming()
+	srv.Exec(t, `INSERT INTO r VALUES (1)`)
+	var inFlight []*connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); len(inFlight) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no record")
+		}
+		recs, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatalf("Poll: %v", err)
+		}
+		inFlight = append(inFlight, recs...) // neither stored nor committed
+	}
+	start := time.Now()
+	srv.Stop() // fails the test when the fast shutdown does not finish
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("the fast shutdown took %v", took)
+	}
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); {
+		_, err = h.tk.Poll(context.Background())
+	}
+	if err == nil || !connectors.IsRetriable(err) {
+		t.Fatalf("Poll with the database down: %v (retriable %v)", err, connectors.IsRetriable(err))
+	}
+	srv.Start()
+	var got []*connectors.SourceRecord
+	for deadline := time.Now().Add(30 * time.Second); len(got) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no record after the database came back")
+		}
+		recs, err := h.tk.Poll(context.Background())
+		if err != nil && !connectors.IsRetriable(err) {
+			t.Fatalf("Poll: %v", err)
+		}
+		got = append(got, recs...)
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if keyOf(got[0]) != "1" {
+		t.Fatalf("the record in flight did not come again: %v", describe(got))
+	}
+}
