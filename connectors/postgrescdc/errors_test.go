@@ -205,33 +205,9 @@ func TestDatabaseRestartIsRetried(t *testing.T) {
 	h.streaming()
 	srv.Exec(t, `INSERT INTO r VALUES (1)`)
 	h.poll(1)
-	srv.Stop()
-	var err error
-	for deadline := time.Now().Add(20 * time.Second); err == nil && time.Now().Before(deadline); {
-		_, err = h.tk.Poll(context.Background())
-	}
-	if err == nil || !connectors.IsRetriable(err) {
-		t.Fatalf("Poll with the database down: %v (retriable %v)", err, connectors.IsRetriable(err))
-	}
-	srv.Start()
+	restartDatabase(t, srv, h)
 	srv.Exec(t, `INSERT INTO r VALUES (2)`)
-	// The runtime retries a retriable Poll: the reader comes back on its
-	// own and resumes from the stored offset.
-	var got []*connectors.SourceRecord
-	for deadline := time.Now().Add(30 * time.Second); len(got) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("no record after the database came back")
-		}
-		recs, err := h.tk.Poll(context.Background())
-		if err != nil && !connectors.IsRetriable(err) {
-			t.Fatalf("Poll: %v", err)
-		}
-		got = append(got, recs...)
-		if err != nil {
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	if keyOf(got[0]) != "2" {
+	if got := pollThroughRetries(t, h); keyOf(got[0]) != "2" {
 		t.Fatalf("after the restart: %v", describe(got))
 	}
 }
@@ -258,6 +234,17 @@ func TestDatabaseShutdownWithRecordsInFlight(t *testing.T) {
 		}
 		inFlight = append(inFlight, recs...) // neither stored nor committed
 	}
+	restartDatabase(t, srv, h)
+	if got := pollThroughRetries(t, h); keyOf(got[0]) != "1" {
+		t.Fatalf("the record in flight did not come again: %v", describe(got))
+	}
+}
+
+// restartDatabase stops srv, which must go down promptly (a fast shutdown
+// waits for the slot's client), checks that Poll then fails retriably, and
+// starts srv again.
+func restartDatabase(t *testing.T, srv *pgtest.Server, h *harness) {
+	t.Helper()
 	start := time.Now()
 	srv.Stop() // fails the test when the fast shutdown does not finish
 	if took := time.Since(start); took > 15*time.Second {
@@ -271,6 +258,13 @@ func TestDatabaseShutdownWithRecordsInFlight(t *testing.T) {
 		t.Fatalf("Poll with the database down: %v (retriable %v)", err, connectors.IsRetriable(err))
 	}
 	srv.Start()
+}
+
+// pollThroughRetries polls as the runtime does after a retriable error
+// (the reader comes back on its own and resumes from the stored offset)
+// until records arrive.
+func pollThroughRetries(t *testing.T, h *harness) []*connectors.SourceRecord {
+	t.Helper()
 	var got []*connectors.SourceRecord
 	for deadline := time.Now().Add(30 * time.Second); len(got) == 0; {
 		if time.Now().After(deadline) {
@@ -285,7 +279,5 @@ func TestDatabaseShutdownWithRecordsInFlight(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if keyOf(got[0]) != "1" {
-		t.Fatalf("the record in flight did not come again: %v", describe(got))
-	}
+	return got
 }
