@@ -184,7 +184,8 @@ func (s *Server) Conn(tb testing.TB) *pgx.Conn {
 }
 
 // Stop shuts the server process down (fast shutdown: sessions are
-// terminated), so that a test can see the database go away. Start brings it
+// terminated), so that a test can see the database go away; it fails the
+// test when the fast shutdown does not finish within 30 seconds. Start brings it
 // back on the same port and data. On a server from Start this affects every
 // test of the binary that uses it; tests that call Stop should use
 // StartPrivate or not run in parallel.
