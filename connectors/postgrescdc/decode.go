@@ -54,7 +54,7 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		if r.tx == nil {
 			return nil
 		}
-		r.t.progress.add(finished{commitLSN: r.tx.commitLSN, prevCommit: r.lastCommit, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)})
+		r.t.raiseFlush(r.t.progress.add(finished{commitLSN: r.tx.commitLSN, prevCommit: r.lastCommit, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)}))
 		r.walEnd = uint64(m.TransactionEndLSN)
 		// Debezium's lsn_commit (and source.sequence's first element)
 		// is where the commit record ends, the LSN pgoutput sends the

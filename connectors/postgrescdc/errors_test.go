@@ -205,18 +205,66 @@ func TestDatabaseRestartIsRetried(t *testing.T) {
 	h.streaming()
 	srv.Exec(t, `INSERT INTO r VALUES (1)`)
 	h.poll(1)
-	srv.Stop()
+	restartDatabase(t, srv, h)
+	srv.Exec(t, `INSERT INTO r VALUES (2)`)
+	if got := pollThroughRetries(t, h); keyOf(got[0]) != "2" {
+		t.Fatalf("after the restart: %v", describe(got))
+	}
+}
+
+// A fast shutdown waits for the slot's client to confirm the last WAL.
+// With a record polled but not yet stored, the task cannot confirm it: the
+// database going down must still end the stream promptly (a retriable
+// error), and the record must come again from the next reader.
+func TestDatabaseShutdownWithRecordsInFlight(t *testing.T) {
+	srv := pgtest.StartPrivate(t)
+	srv.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
+	h := newHarness(t, cdcConfig(srv, SnapshotModeKey, SnapshotNoData))
+	h.open()
+	h.streaming()
+	srv.Exec(t, `INSERT INTO r VALUES (1)`)
+	var inFlight []*connectors.SourceRecord
+	for deadline := time.Now().Add(20 * time.Second); len(inFlight) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no record")
+		}
+		recs, err := h.tk.Poll(context.Background())
+		if err != nil {
+			t.Fatalf("Poll: %v", err)
+		}
+		inFlight = append(inFlight, recs...) // neither stored nor committed
+	}
+	restartDatabase(t, srv, h)
+	if got := pollThroughRetries(t, h); keyOf(got[0]) != "1" {
+		t.Fatalf("the record in flight did not come again: %v", describe(got))
+	}
+}
+
+// restartDatabase stops srv, which must go down promptly (a fast shutdown
+// waits for the slot's client), checks that Poll then fails retriably, and
+// starts srv again.
+func restartDatabase(t *testing.T, srv *pgtest.Server, h *harness) {
+	t.Helper()
+	start := time.Now()
+	srv.Stop() // fails the test when the fast shutdown does not finish
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("the fast shutdown took %v", took)
+	}
 	var err error
-	for deadline := time.Now().Add(20 * time.Second); err == nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); {
 		_, err = h.tk.Poll(context.Background())
 	}
 	if err == nil || !connectors.IsRetriable(err) {
 		t.Fatalf("Poll with the database down: %v (retriable %v)", err, connectors.IsRetriable(err))
 	}
 	srv.Start()
-	srv.Exec(t, `INSERT INTO r VALUES (2)`)
-	// The runtime retries a retriable Poll: the reader comes back on its
-	// own and resumes from the stored offset.
+}
+
+// pollThroughRetries polls as the runtime does after a retriable error
+// (the reader comes back on its own and resumes from the stored offset)
+// until records arrive.
+func pollThroughRetries(t *testing.T, h *harness) []*connectors.SourceRecord {
+	t.Helper()
 	var got []*connectors.SourceRecord
 	for deadline := time.Now().Add(30 * time.Second); len(got) == 0; {
 		if time.Now().After(deadline) {
@@ -231,7 +279,5 @@ func TestDatabaseRestartIsRetried(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if keyOf(got[0]) != "2" {
-		t.Fatalf("after the restart: %v", describe(got))
-	}
+	return got
 }

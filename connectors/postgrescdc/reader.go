@@ -40,6 +40,7 @@ type reader struct {
 	// resumedPast is set once the first transaction after the stored
 	// offset's lsn_commit began.
 	resumedPast bool
+	lastProbe   time.Time // when checkServer last asked the server
 }
 
 // txState is the transaction being decoded.
@@ -383,11 +384,16 @@ func (r *reader) copyData(ctx context.Context, data []byte) error {
 			// PostgreSQL's own apply worker reasons. Reporting it also
 			// lets a PostgreSQL shutdown finish, which waits for its
 			// logical walsenders' clients to confirm its last WAL.
-			if r.t.progress.idle() && r.walEnd > r.t.flushLSN.Load() {
-				r.t.flushLSN.Store(r.walEnd)
+			if r.t.progress.idle() {
+				r.t.raiseFlush(r.walEnd)
 			}
 		}
 		if k.ReplyRequested {
+			if r.t.flushLSN.Load() < uint64(k.ServerWALEnd) {
+				if err := r.checkServer(ctx); err != nil {
+					return err
+				}
+			}
 			return r.sendStatus(ctx)
 		}
 	case pglogrepl.XLogDataByteID:
@@ -396,6 +402,39 @@ func (r *reader) copyData(ctx context.Context, data []byte) error {
 			return err
 		}
 		return r.decode(ctx, uint64(x.WALStart), x.WALData)
+	}
+	return nil
+}
+
+// probeInterval bounds how often checkServer asks the server.
+const probeInterval = time.Second
+
+// checkServer runs an empty query on the catalog connection, at most
+// every probeInterval. A PostgreSQL fast shutdown ends every session but
+// the walsenders, then waits for each logical walsender's client to
+// confirm the whole WAL, asking again after each reply. While records are
+// on their way to Kafka the reader may not confirm, and its replies keep
+// wal_sender_timeout from ever ending the walsender: the shutdown and the
+// reader would wait on each other for good (and a postmaster killed
+// meanwhile leaves that walsender running). The catalog session's end
+// tells the reader that the database is going down: it stops with a
+// retriable error, which closes the stream and lets the shutdown finish,
+// and the next reader resumes from the stored offset.
+func (r *reader) checkServer(ctx context.Context) error {
+	if time.Since(r.lastProbe) < probeInterval {
+		return nil
+	}
+	r.lastProbe = time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := r.t.meta.Ping(pctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Retriable whatever the cause: a new reader reconnects and
+		// reports what is wrong with the server, if anything remains.
+		return connectors.Retriable(fmt.Errorf("replication slot %q: the server waits for a confirmation of WAL whose records are not stored in Kafka yet, "+
+			"and its sessions end (is it shutting down?): %w", r.t.s.slot, err))
 	}
 	return nil
 }
@@ -426,7 +465,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 	if err := r.enqueue(ctx, rec); err != nil {
 		return err
 	}
-	r.t.progress.add(finished{commitLSN: r.lastCommit, heartbeat: true, procLSN: r.walEnd, endLSN: r.walEnd})
+	r.t.raiseFlush(r.t.progress.add(finished{commitLSN: r.lastCommit, heartbeat: true, procLSN: r.walEnd, endLSN: r.walEnd}))
 	return nil
 }
 

@@ -50,6 +50,14 @@ type Task struct {
 type progress struct {
 	mu   sync.Mutex
 	done []finished
+	// stored is the stored offset Commit last read (valid when
+	// hasStored). Commit may read it before the reader has decoded the
+	// COMMIT of the transaction whose last record it is: add applies it
+	// to what is finished later, or that transaction would wait for a
+	// Commit that, with no further traffic, never comes, and hold the
+	// slot's WAL and a database shutdown with it.
+	stored    storedPosition
+	hasStored bool
 }
 
 // finished is a transaction or a heartbeat the reader queued entirely.
@@ -75,10 +83,16 @@ type storedPosition struct {
 	change                  bool // a change's offset, not a heartbeat's
 }
 
-func (p *progress) add(f finished) {
+// add records f and returns the end LSN that the last stored offset
+// already makes safe (0: none).
+func (p *progress) add(f finished) uint64 {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done = append(p.done, f)
-	p.mu.Unlock()
+	if !p.hasStored {
+		return 0
+	}
+	return p.confirmLocked(p.stored)
 }
 
 // confirm drops what a stored offset covers and returns the highest end
@@ -86,6 +100,11 @@ func (p *progress) add(f finished) {
 func (p *progress) confirm(at storedPosition) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stored, p.hasStored = at, true
+	return p.confirmLocked(at)
+}
+
+func (p *progress) confirmLocked(at storedPosition) uint64 {
 	var end uint64
 	n := 0
 	for _, f := range p.done {
@@ -297,10 +316,19 @@ func (t *Task) Commit(ctx context.Context) error {
 	}
 	at := storedPosition{commitLSN: uint64(number(o["lsn_commit"])), lsn: uint64(number(o["lsn"])), procLSN: uint64(number(o["lsn_proc"])),
 		change: isChangeMessage(o)}
-	if end := t.progress.confirm(at); end > t.flushLSN.Load() {
-		t.flushLSN.Store(end)
-	}
+	t.raiseFlush(t.progress.confirm(at))
 	return nil
+}
+
+// raiseFlush moves flushLSN up to lsn, never down: Commit and the reader
+// both raise it.
+func (t *Task) raiseFlush(lsn uint64) {
+	for {
+		cur := t.flushLSN.Load()
+		if lsn <= cur || t.flushLSN.CompareAndSwap(cur, lsn) {
+			return
+		}
+	}
 }
 
 // Close stops the reader (which closes its connections); with
@@ -325,7 +353,8 @@ func (t *Task) Close() error {
 
 // enqueue hands a record to Poll. While the queue is full it keeps the
 // replication connection alive, so that a slow Kafka does not let
-// wal_sender_timeout end the stream.
+// wal_sender_timeout end the stream, and checks that the server is not
+// going down meanwhile (see checkServer).
 func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) error {
 	if rec.KeySchema != heartbeatKeySchema {
 		// Debezium adds its context headers to change events and
@@ -341,6 +370,9 @@ func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) erro
 			return ctx.Err()
 		case <-time.After(statusInterval):
 			if r.streaming {
+				if err := r.checkServer(ctx); err != nil {
+					return err
+				}
 				if err := r.sendStatus(ctx); err != nil {
 					return err
 				}

@@ -184,7 +184,8 @@ func (s *Server) Conn(tb testing.TB) *pgx.Conn {
 }
 
 // Stop shuts the server process down (fast shutdown: sessions are
-// terminated), so that a test can see the database go away. Start brings it
+// terminated), so that a test can see the database go away; it fails the
+// test when the fast shutdown does not finish within 30 seconds. Start brings it
 // back on the same port and data. On a server from Start this affects every
 // test of the binary that uses it; tests that call Stop should use
 // StartPrivate or not run in parallel.
@@ -752,7 +753,12 @@ func (in *instance) waitReady(done <-chan struct{}) error {
 }
 
 // stop signals postgres (SIGINT: fast shutdown, SIGQUIT: immediate) and
-// waits for it to exit, killing it after 30 seconds.
+// waits for it to exit. A fast shutdown that takes over 30 seconds (it
+// waits for logical replication clients to confirm the last WAL) is made
+// immediate, and a postmaster that ignores that is killed after 10 more:
+// killing it at once would leave its children running, among them a
+// walsender that keeps its client's stream open. It then reports that
+// the shutdown was not the one asked for.
 func (in *instance) stop(sig syscall.Signal) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -760,14 +766,21 @@ func (in *instance) stop(sig syscall.Signal) error {
 		return nil
 	}
 	in.cmd.Process.Signal(sig)
+	var err error
 	select {
 	case <-in.done:
 	case <-time.After(30 * time.Second):
-		in.cmd.Process.Kill()
-		<-in.done
+		err = fmt.Errorf("postgres did not stop within 30s of %v (is a logical replication client not confirming the last WAL?); stopped it with SIGQUIT", sig)
+		in.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-in.done:
+		case <-time.After(10 * time.Second):
+			in.cmd.Process.Kill()
+			<-in.done
+		}
 	}
 	in.cmd, in.done = nil, nil
-	return nil
+	return err
 }
 
 // destroy stops the server for good and removes its files.
