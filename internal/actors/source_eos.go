@@ -58,7 +58,11 @@ func FenceProducers(ctx context.Context, cl *kgo.Client, ids []string) error {
 			if err == nil {
 				break
 			}
-			if ctx.Err() != nil || !kerr.IsRetriable(err) {
+			// CONCURRENT_TRANSACTIONS: the coordinator is still ending the
+			// id's last transaction (aborting what the fenced producer had
+			// open); Kafka marks it not retriable, but Java's producer and
+			// admin client retry it, as here.
+			if ctx.Err() != nil || (!kerr.IsRetriable(err) && !errors.Is(err, kerr.ConcurrentTransactions)) {
 				return fmt.Errorf("fencing the transactional producer %q: %w", id, err)
 			}
 			select {
