@@ -203,10 +203,20 @@ func (r *Registry) write(ctx context.Context, p plan) error {
 
 // conflict reports whether err says another instance took the
 // transactional id while this write was under way.
+//
+// UNKNOWN_SERVER_ERROR is among them: Apache Kafka 4.1's coordinator
+// answers an EndTxn that races with another producer's InitProducerID on
+// the same id (the epoch fence is pending) with an IllegalStateException,
+// which reaches the client as UNKNOWN_SERVER_ERROR; the fence then aborts
+// the transaction. Starting over is safe whatever the broker did: the next
+// attempt plans from the topic as it is, so a write that did land is found
+// there and never written twice. A registration or a setting then answers
+// as if this attempt had written it (same id, same level); a delete that
+// did land answers as a second delete would (already deleted).
 func conflict(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
 		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState) ||
-		errors.Is(err, kerr.ConcurrentTransactions)
+		errors.Is(err, kerr.ConcurrentTransactions) || errors.Is(err, kerr.UnknownServerError)
 }
 
 // writeOnce is one attempt of write. It returns an *apiError when the plan
