@@ -331,19 +331,23 @@ func (p *sinkPipeline) recordFetch(fetches kgo.Fetches) {
 // each stage retried as errors.retry.timeout says; nil when a transform
 // dropped it.
 func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.SinkRecord, error) {
-	var sr *connectors.SinkRecord
-	err := retryStage(ctx, p.log, p.rec, "conversion", p.keys, func() (err error) {
-		sr, err = p.convert(r)
-		return err
-	})
+	sr, err := p.convert(r)
+	if err != nil && connectors.IsRetriable(err) {
+		// Only a retriable failure goes through the retries: the common
+		// path allocates no closure.
+		err = retryStageAfter(ctx, p.log, p.rec, "conversion", p.keys, err, func() (err error) {
+			sr, err = p.convert(r)
+			return err
+		})
+	}
 	if err != nil || p.chain == nil {
 		return sr, err
 	}
 	// Only a retriable failure goes through the retries: the common path
 	// allocates no closure.
 	out, err := transformSink(p.chain, sr)
-	if connectors.IsRetriable(err) {
-		err = retryStage(ctx, p.log, p.rec, "transformation", p.keys, func() (err error) {
+	if err != nil && connectors.IsRetriable(err) {
+		err = retryStageAfter(ctx, p.log, p.rec, "transformation", p.keys, err, func() (err error) {
 			out, err = transformSink(p.chain, sr)
 			return err
 		})
