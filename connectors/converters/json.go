@@ -626,6 +626,29 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// jsonPlainWords returns how many leading bytes of s, a multiple of eight,
+// are written as they are inside a JSON string. Eight bytes are tested
+// together in a uint64 for a control character, '"', '\\' or a byte of a
+// multi-byte (or invalid) UTF-8 sequence: the "has a byte less than n" and
+// "has a zero byte" tricks, where a borrow can only mark bytes above a byte
+// that really matches, so the test errs neither way.
+func jsonPlainWords(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		control := x - 0x20*ones
+		quote := x ^ '"'*ones
+		backslash := x ^ '\\'*ones
+		if (control|(quote-ones)&^quote|(backslash-ones)&^backslash|x)&highs != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // appendJSONString quotes s as Jackson does: ", \ and control characters
 // escaped (\b \t \n \f \r short, the others as \u00XX with upper-case hex),
 // everything else, including <, >, &, U+2028 and U+2029, written as is. This
@@ -638,6 +661,13 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none of them needs a look of its own:
+		// most strings are plain ASCII, and a table lookup per byte was
+		// the converter's largest cost.
+		i += jsonPlainWords(s[i:])
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if jsonSafe[c] {
