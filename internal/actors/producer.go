@@ -12,9 +12,14 @@ import (
 // as with Connect), and a record whose source pinned a partition going
 // there. Its metadata requests let the broker create a missing topic (if
 // auto.create.topics.enable allows it), as Java's producer's do: a source
-// without topic creation keys relies on that, as in Connect.
+// without topic creation keys relies on that, as in Connect. Batches are
+// not compressed, Java's compression.type default (franz-go's own default
+// is snappy): the worker's producer.compression.type and a connector's
+// producer.override.compression.type, which come after these options,
+// choose a codec as they do in Connect.
 func ProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(pinPartitioner{kgo.StickyKeyPartitioner(nil)}),
