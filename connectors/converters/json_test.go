@@ -576,6 +576,30 @@ func TestJSONStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// Field names are worked out once per struct schema: schemas that take
+// turns (a task writing two tables, a struct nested in another) each keep
+// their own names, with the caches on and off.
+func TestJSONStructSchemasTakingTurns(t *testing.T) {
+	inner := connectors.StructSchema("inner", connectors.Field{Name: "b\"q", Schema: connectors.Int32Schema})
+	outer := connectors.StructSchema("outer",
+		connectors.Field{Name: "a", Schema: connectors.StringSchema}, connectors.Field{Name: "in", Schema: inner})
+	other := connectors.StructSchema("other", connectors.Field{Name: "x", Schema: connectors.Int32Schema},
+		connectors.Field{Name: "y", Schema: connectors.Int32Schema})
+	outerValue := &connectors.StructValue{Schema: outer, Values: []any{"v", &connectors.StructValue{Schema: inner, Values: []any{int32(1)}}}}
+	otherValue := &connectors.StructValue{Schema: other, Values: []any{int32(2), int32(3)}}
+	for _, size := range []string{"1000", "0"} {
+		c := jsonConv(t, false, map[string]string{"schemas.enable": "false", "schemas.cache.size": size})
+		for range 3 {
+			if b, err := c.FromConnect("t", outer, outerValue); err != nil || string(b) != `{"a":"v","in":{"b\"q":1}}` {
+				t.Fatalf("cache size %s: outer %s, %v", size, b, err)
+			}
+			if b, err := c.FromConnect("t", other, otherValue); err != nil || string(b) != `{"x":2,"y":3}` {
+				t.Fatalf("cache size %s: other %s, %v", size, b, err)
+			}
+		}
+	}
+}
+
 // jsonPlainWords must stop at a window exactly when one of its bytes is
 // not written as it is: every byte value, at every place in the window,
 // among plain bytes and next to another special byte (where a borrow could

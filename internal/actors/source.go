@@ -42,7 +42,11 @@ type sourcePipeline struct {
 	transformed connectors.SourceRecord
 	topics      map[string]bool // topics known to exist
 	active      *taskTopics     // topics recorded as used (topics.go)
-	lastFlush   time.Time
+	// lastTopic is the topic of the last record sent, known to exist, and
+	// lastActive its entry in active.
+	lastTopic  string
+	lastActive *topicEntry
+	lastFlush  time.Time
 	// onAck is p.acked, made once: the promise of every record.
 	onAck func(*kgo.Record, error)
 }
@@ -314,17 +318,21 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 	if err != nil {
 		return p.failed(ctx, e, rec, err)
 	}
-	if !p.topics[kr.Topic] {
-		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
-			p.tracker.ack(e, err)
-			p.rec.Dropped()
-			return err
+	if kr.Topic != p.lastTopic { // never "": convert refuses a record without a topic
+		// Looked up once per run of records to one topic.
+		if !p.topics[kr.Topic] {
+			if err := p.ensureTopic(ctx, kr.Topic); err != nil {
+				p.tracker.ack(e, err)
+				p.rec.Dropped()
+				return err
+			}
+			p.topics[kr.Topic] = true
 		}
-		p.topics[kr.Topic] = true
+		p.lastTopic, p.lastActive = kr.Topic, p.active.entry(kr.Topic)
 	}
 	// As Connect, a topic counts as used once Kafka acknowledged a record
 	// of it.
-	o.active = p.active.entry(kr.Topic)
+	o.active = p.lastActive
 	if p.txn != nil {
 		if err := p.txn.begin(); err != nil {
 			p.tracker.ack(e, err)
