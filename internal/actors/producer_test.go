@@ -3,6 +3,7 @@ package actors
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -42,5 +43,18 @@ func TestProducerCompressionIsConnectsDefault(t *testing.T) {
 	}
 	if got := compressionOf(t, append(opts, o.Overrides.Producer.Opts...)...); !reflect.DeepEqual(got, []kgo.CompressionCodec{kgo.ZstdCompression()}) {
 		t.Fatalf("with producer.override.compression.type=zstd the producer compresses with %v", got)
+	}
+}
+
+// A partition without a known leader is looked up again within Java's
+// retry.backoff.max.ms (1 s), not franz-go's 5 s.
+func TestProducerMetadataBackoffIsJavas(t *testing.T) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, ProducerOpts()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got := cl.OptValue(kgo.MetadataMinAge); got != time.Second {
+		t.Fatalf("metadata min age %v, want 1s", got)
 	}
 }
