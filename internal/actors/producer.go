@@ -22,8 +22,9 @@ import (
 // known (a topic created a moment ago on a busy broker) is looked up again
 // within a second, as Java's producer backs off at most retry.backoff.max.ms
 // (1 s) between metadata requests: franz-go, after 2 s of quick retries,
-// waits its MetadataMinAge, 5 s by default, which showed as runs of
-// bench/connect taking about 5 s longer for the same CPU.
+// waits its MetadataMinAge, 5 s by default: the likely cause of the
+// bench/connect runs on a loaded machine that took about 5 s longer for
+// the same CPU (bench/results/throughput/README.md).
 func ProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ProducerBatchCompression(kgo.NoCompression()),

@@ -39,7 +39,7 @@ type partTrack struct {
 	flushed   map[string]any
 }
 
-// pending is one record from add to ack. Its memory is the caller's, one
+// pending is one record from addBatch to ack (or release). Its memory is the caller's, one
 // slab per poll (addBatch), so that the tracker allocates nothing per record.
 type pending struct {
 	part   *partTrack
