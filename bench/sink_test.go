@@ -136,11 +136,18 @@ func runSinkSluice(ctx context.Context, e *env, name, topic, path string, size i
 	return t, err
 }
 
+// sinkPair is one raw run and one Sluice run of a topic, with the process's
+// CPU time during each.
+type sinkPair struct {
+	runTimes[firstDone]
+	cpuPair
+}
+
 // runSinkPair fills a topic, then runs the raw consumer and the sink one
 // after the other, rawFirst choosing the order, and checks that both files
 // hold the same bytes.
-func runSinkPair(ctx context.Context, e *env, dir string, run int, s sinkSpec, rawFirst bool) (runTimes[firstDone], error) {
-	var r runTimes[firstDone]
+func runSinkPair(ctx context.Context, e *env, dir string, run int, s sinkSpec, rawFirst bool) (sinkPair, error) {
+	var r sinkPair
 	name := fmt.Sprintf("sink-%d", run)
 	size, err := fillSinkTopic(ctx, e, name, s)
 	if err != nil {
@@ -149,12 +156,17 @@ func runSinkPair(ctx context.Context, e *env, dir string, run int, s sinkSpec, r
 	rawPath, sinkPath := filepath.Join(dir, name+"-raw.txt"), filepath.Join(dir, name+"-sluice.txt")
 	doRaw := func() (err error) {
 		runtime.GC()
+		cpu := processCPU()
 		r.raw, err = runSinkRaw(ctx, e, name, rawPath, s)
+		r.rawCPU = processCPU() - cpu
 		return err
 	}
 	doSluice := func() (err error) {
 		runtime.GC()
-		if r.sluice, err = runSinkSluice(ctx, e, name, name, sinkPath, size); err != nil {
+		cpu := processCPU()
+		r.sluice, err = runSinkSluice(ctx, e, name, name, sinkPath, size)
+		r.sluiceCPU = processCPU() - cpu
+		if err != nil {
 			return err
 		}
 		return e.deleteConnector(ctx, name)
@@ -203,13 +215,14 @@ func sameLines(a, b string) error {
 	return nil
 }
 
-func sinkTable(s sinkSpec, rows []runTimes[firstDone]) string {
+func sinkTable(s sinkSpec, rows []sinkPair) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Kafka -> file, %d records per run (%d partitions, one task), records/s:\n", s.records, s.partitions)
-	fmt.Fprintf(&b, "%-6s %12s %12s %8s %15s\n", "run", "raw kgo", "sluice", "ratio", "first byte (ms)")
+	fmt.Fprintf(&b, "%-6s %12s %12s %8s %15s %10s\n", "run", "raw kgo", "sluice", "ratio", "first byte (ms)", "cpu ratio")
 	for i, r := range rows {
-		fmt.Fprintf(&b, "%-6d %12.0f %12.0f %8.3f %15d\n", i, rate(int64(s.records), r.raw), rate(int64(s.records), r.sluice.done),
-			r.raw.Seconds()/r.sluice.done.Seconds(), r.sluice.first.Milliseconds())
+		fmt.Fprintf(&b, "%-6d %12.0f %12.0f %8.3f %15d %10.3f\n", i, rate(int64(s.records), r.raw), rate(int64(s.records), r.sluice.done),
+			r.raw.Seconds()/r.sluice.done.Seconds(), r.sluice.first.Milliseconds(),
+			cpuRatio([]sinkPair{r}, func(r sinkPair) cpuPair { return r.cpuPair }))
 	}
 	return b.String()
 }
@@ -226,6 +239,8 @@ func sinkTable(s sinkSpec, rows []runTimes[firstDone]) string {
 //	ratio-min, ratio-max  the range of the runs' ratios
 //	first-byte-ms     mean time from the connector's creation to the first
 //	                  byte in the file (start-up)
+//	cpu-ratio-vs-raw  the process's CPU time during the raw runs over that
+//	                  during the Sluice runs
 func BenchmarkSinkThroughput(b *testing.B) {
 	s := sinkSpec{records: *flagSinkRecords, partitions: *flagSinkPartitions, valueSize: *flagValueSize}
 	if s.records < 1 || s.partitions < 1 {
@@ -235,10 +250,10 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	dir := b.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	rows := loopRuns(b, func(i int) (runTimes[firstDone], error) { return runSinkPair(ctx, e, dir, i, s, i%2 == 0) })
-	raw := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.raw })
-	sl := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.sluice.done })
-	first := sum(rows, func(r runTimes[firstDone]) time.Duration { return r.sluice.first })
+	rows := loopRuns(b, func(i int) (sinkPair, error) { return runSinkPair(ctx, e, dir, i, s, i%2 == 0) })
+	raw := sum(rows, func(r sinkPair) time.Duration { return r.raw })
+	sl := sum(rows, func(r sinkPair) time.Duration { return r.sluice.done })
+	first := sum(rows, func(r sinkPair) time.Duration { return r.sluice.first })
 	n := int64(s.records) * int64(len(rows))
 	ratios := make([]float64, len(rows))
 	for i, r := range rows {
@@ -251,6 +266,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	b.ReportMetric(lo, "ratio-min")
 	b.ReportMetric(hi, "ratio-max")
 	b.ReportMetric(float64(first.Milliseconds())/float64(len(rows)), "first-byte-ms")
+	b.ReportMetric(cpuRatio(rows, func(r sinkPair) cpuPair { return r.cpuPair }), "cpu-ratio-vs-raw")
 	b.Log("\n" + sinkTable(s, rows))
 }
 
@@ -262,9 +278,17 @@ func TestSinkBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := sinkSpec{records: 3000, partitions: 2, valueSize: 16}
-	rows := smokePairs(t, func(run int, rawFirst bool) (runTimes[firstDone], error) {
-		return runSinkPair(ctx, e, t.TempDir(), run, s, rawFirst)
+	var rows []sinkPair
+	smokePairs(t, func(run int, rawFirst bool) (runTimes[firstDone], error) {
+		r, err := runSinkPair(ctx, e, t.TempDir(), run, s, rawFirst)
+		rows = append(rows, r)
+		return r.runTimes, err
 	})
+	for _, r := range rows {
+		if r.rawCPU <= 0 || r.sluiceCPU <= 0 {
+			t.Fatalf("a run measured no CPU time: %+v", r.cpuPair)
+		}
+	}
 	t.Log("\n" + sinkTable(s, rows))
 }
 

@@ -160,8 +160,32 @@ func (e *env) waitSluice(ctx context.Context, name, topic string, want int64, st
 	return t, err
 }
 
-// pairResult is one raw run and one Sluice run of the same records.
-type pairResult = runTimes[sluiceTimes]
+// pairResult is one raw run and one Sluice run of the same records, with
+// the process's CPU time during each (cpuPair).
+type pairResult struct {
+	runTimes[sluiceTimes]
+	cpuPair
+}
+
+// cpuPair is the process's CPU time during the raw run and during the
+// Sluice run of a pair: the broker's, the client's and the collector's
+// included, which both sides share. Unlike the wall clock it hardly moves
+// with what else the machine runs.
+type cpuPair struct{ rawCPU, sluiceCPU time.Duration }
+
+// cpuRatio is the raw side's CPU over Sluice's over all pairs: 1 means
+// Sluice's run cost the process no more CPU than the raw program's.
+func cpuRatio[R any](rows []R, cpu func(R) cpuPair) float64 {
+	var raw, sluice time.Duration
+	for _, r := range rows {
+		c := cpu(r)
+		raw, sluice = raw+c.rawCPU, sluice+c.sluiceCPU
+	}
+	if sluice <= 0 {
+		return 0
+	}
+	return raw.Seconds() / sluice.Seconds()
+}
 
 // runPair runs the raw producer and Sluice one after the other on topics of
 // their own, rawFirst choosing the order: alternating it between pairs
@@ -191,14 +215,20 @@ func runPair(ctx context.Context, e *env, raw *kgo.Client, run int, s throughput
 	}
 	doRaw := func() (err error) {
 		runtime.GC()
-		if r.raw, err = runRaw(ctx, raw, rawTopic, name, s); err != nil {
+		cpu := processCPU()
+		r.raw, err = runRaw(ctx, raw, rawTopic, name, s)
+		r.rawCPU = processCPU() - cpu
+		if err != nil {
 			return err
 		}
 		return drop(rawTopic)
 	}
 	doSluice := func() (err error) {
 		runtime.GC()
-		if r.sluice, err = runSluice(ctx, e, name, sluiceTopic, s); err != nil {
+		cpu := processCPU()
+		r.sluice, err = runSluice(ctx, e, name, sluiceTopic, s)
+		r.sluiceCPU = processCPU() - cpu
+		if err != nil {
 			return err
 		}
 		// Its tasks, idle now, stop before the raw run may follow.
@@ -249,19 +279,21 @@ func throughputTable(s throughputSpec, rows []pairResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Datagen -> Kafka, %d records per run (%d tasks x %d, value.size %d), records/s:\n",
 		s.total(), s.tasks, s.perTask, s.valueSize)
-	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio")
+	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s %10s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio", "cpu ratio")
 	var raw, acked, committed time.Duration
 	for i, r := range rows {
 		raw += r.raw
 		acked += r.sluice.acked
 		committed += r.sluice.committed
-		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f\n", i,
+		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f\n", i,
 			rate(s.total(), r.raw), rate(s.total(), r.sluice.acked), rate(s.total(), r.sluice.committed),
-			r.raw.Seconds()/r.sluice.committed.Seconds(), r.raw.Seconds()/r.sluice.acked.Seconds())
+			r.raw.Seconds()/r.sluice.committed.Seconds(), r.raw.Seconds()/r.sluice.acked.Seconds(),
+			cpuRatio([]pairResult{r}, func(r pairResult) cpuPair { return r.cpuPair }))
 	}
 	n := s.total() * int64(len(rows))
-	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f\n", "all",
-		rate(n, raw), rate(n, acked), rate(n, committed), raw.Seconds()/committed.Seconds(), raw.Seconds()/acked.Seconds())
+	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f\n", "all",
+		rate(n, raw), rate(n, acked), rate(n, committed), raw.Seconds()/committed.Seconds(), raw.Seconds()/acked.Seconds(),
+		cpuRatio(rows, func(r pairResult) cpuPair { return r.cpuPair }))
 	return b.String()
 }
 
@@ -274,6 +306,8 @@ func throughputTable(s throughputSpec, rows []pairResult) string {
 //	sluice-acked-records/s  Sluice, until every record is acked
 //	ratio-vs-raw            sluice-records/s / raw-records/s
 //	acked-ratio-vs-raw      sluice-acked-records/s / raw-records/s
+//	cpu-ratio-vs-raw        the process's CPU time during the raw runs
+//	                        over that during the Sluice runs
 //
 // One iteration is one pair of runs; ns/op is the time of a pair.
 func BenchmarkThroughput(b *testing.B) {
@@ -295,5 +329,6 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(rate(n, acked), "sluice-acked-records/s")
 	b.ReportMetric(rawT.Seconds()/committed.Seconds(), "ratio-vs-raw")
 	b.ReportMetric(rawT.Seconds()/acked.Seconds(), "acked-ratio-vs-raw")
+	b.ReportMetric(cpuRatio(rows, func(r pairResult) cpuPair { return r.cpuPair }), "cpu-ratio-vs-raw")
 	b.Log("\n" + throughputTable(s, rows))
 }

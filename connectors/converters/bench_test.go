@@ -89,3 +89,14 @@ func BenchmarkStringFromConnectKey(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendJSONString is the escaping of Datagen's 100-byte pad, the
+// largest part of its value.
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := strings.Repeat("x", 100)
+	buf := make([]byte, 0, 128)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendJSONString(buf[:0], s)
+	}
+}

@@ -46,6 +46,11 @@ type JSONConverter struct {
 
 	fromCache *boundedCache[*connectors.Schema, []byte]
 	toCache   *boundedCache[string, *connectors.Schema]
+	// plans are how structs of a schema are written (structPlan), by
+	// schema; lastPlan is the one used last, which most connectors use
+	// for every value.
+	plans    *boundedCache[*connectors.Schema, *structPlan]
+	lastPlan atomic.Pointer[structPlan]
 
 	// sizeHint is the length of the last output, so that the next buffer
 	// is allocated once at about the right size.
@@ -63,6 +68,40 @@ func NewJSONConverter() *JSONConverter {
 func (c *JSONConverter) setCacheSize(n int) {
 	c.fromCache = newBoundedCache[*connectors.Schema, []byte](n)
 	c.toCache = newBoundedCache[string, *connectors.Schema](n)
+	c.plans = newBoundedCache[*connectors.Schema, *structPlan](n)
+	c.lastPlan.Store(nil)
+}
+
+// structPlan is what writing a struct of one schema repeats for every
+// value unless it is worked out once: its fields' names as JSON object
+// keys, `"name":`, with the comma before each from the second on.
+type structPlan struct {
+	schema *connectors.Schema
+	keys   []string
+}
+
+// planFor returns the plan of struct schema s: the last one used, else the
+// cached one, else a new one.
+func (c *JSONConverter) planFor(s *connectors.Schema) *structPlan {
+	if p := c.lastPlan.Load(); p != nil && p.schema == s {
+		return p
+	}
+	p, ok := c.plans.get(s)
+	if !ok {
+		p = &structPlan{schema: s, keys: make([]string, len(s.Fields))}
+		var b []byte
+		for i, f := range s.Fields {
+			b = b[:0]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, f.Name)
+			p.keys[i] = string(append(b, ':'))
+		}
+		c.plans.put(s, p)
+	}
+	c.lastPlan.Store(p)
+	return p
 }
 
 // Configure accepts Connect's keys: schemas.enable (default true),
@@ -119,7 +158,10 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 	if c.schemasEnabled {
 		b = append(b, '}')
 	}
-	c.sizeHint.Store(int64(len(b)))
+	if n := int64(len(b)); n != c.sizeHint.Load() {
+		// Stored only when it changed: values of one size are the rule.
+		c.sizeHint.Store(n)
+	}
 	return b, nil
 }
 
@@ -432,16 +474,13 @@ func (c *JSONConverter) appendStruct(b []byte, s *connectors.Schema, x *connecto
 	if len(x.Values) != len(s.Fields) {
 		return nil, errorf("struct has %d values for %d fields", len(x.Values), len(s.Fields))
 	}
+	keys := c.planFor(s).keys
 	b = append(b, '{')
 	var err error
-	for i, f := range s.Fields {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, f.Name)
-		b = append(b, ':')
-		if b, err = c.appendValue(b, f.Schema, x.Values[i]); err != nil {
-			return nil, inField(err, f.Name)
+	for i := range s.Fields {
+		b = append(b, keys[i]...)
+		if b, err = c.appendValue(b, s.Fields[i].Schema, x.Values[i]); err != nil {
+			return nil, inField(err, s.Fields[i].Name)
 		}
 	}
 	return append(b, '}'), nil
@@ -626,6 +665,29 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// jsonPlainWords returns how many leading bytes of s, a multiple of eight,
+// are written as they are inside a JSON string. Eight bytes are tested
+// together in a uint64 for a control character, '"', '\\' or a byte of a
+// multi-byte (or invalid) UTF-8 sequence: the "has a byte less than n" and
+// "has a zero byte" tricks, where a borrow can only mark bytes above a byte
+// that really matches, so the test errs neither way.
+func jsonPlainWords(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		control := x - 0x20*ones
+		quote := x ^ '"'*ones
+		backslash := x ^ '\\'*ones
+		if (control|(quote-ones)&^quote|(backslash-ones)&^backslash|x)&highs != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // appendJSONString quotes s as Jackson does: ", \ and control characters
 // escaped (\b \t \n \f \r short, the others as \u00XX with upper-case hex),
 // everything else, including <, >, &, U+2028 and U+2029, written as is. This
@@ -638,6 +700,13 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none of them needs a look of its own:
+		// most strings are plain ASCII, and a table lookup per byte was
+		// the converter's largest cost.
+		i += jsonPlainWords(s[i:])
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if jsonSafe[c] {

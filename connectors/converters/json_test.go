@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/testutil"
@@ -571,6 +572,70 @@ func TestJSONStringMatchesEncodingJSON(t *testing.T) {
 		want := strings.TrimSuffix(buf.String(), "\n")
 		if got := string(appendJSONString(nil, s)); got != want {
 			t.Errorf("%q: got %s, encoding/json %s", s, got, want)
+		}
+	}
+}
+
+// Field names are worked out once per struct schema: schemas that take
+// turns (a task writing two tables, a struct nested in another) each keep
+// their own names, with the caches on and off.
+func TestJSONStructSchemasTakingTurns(t *testing.T) {
+	inner := connectors.StructSchema("inner", connectors.Field{Name: "b\"q", Schema: connectors.Int32Schema})
+	outer := connectors.StructSchema("outer",
+		connectors.Field{Name: "a", Schema: connectors.StringSchema}, connectors.Field{Name: "in", Schema: inner})
+	other := connectors.StructSchema("other", connectors.Field{Name: "x", Schema: connectors.Int32Schema},
+		connectors.Field{Name: "y", Schema: connectors.Int32Schema})
+	outerValue := &connectors.StructValue{Schema: outer, Values: []any{"v", &connectors.StructValue{Schema: inner, Values: []any{int32(1)}}}}
+	otherValue := &connectors.StructValue{Schema: other, Values: []any{int32(2), int32(3)}}
+	for _, size := range []string{"1000", "0"} {
+		c := jsonConv(t, false, map[string]string{"schemas.enable": "false", "schemas.cache.size": size})
+		for range 3 {
+			if b, err := c.FromConnect("t", outer, outerValue); err != nil || string(b) != `{"a":"v","in":{"b\"q":1}}` {
+				t.Fatalf("cache size %s: outer %s, %v", size, b, err)
+			}
+			if b, err := c.FromConnect("t", other, otherValue); err != nil || string(b) != `{"x":2,"y":3}` {
+				t.Fatalf("cache size %s: other %s, %v", size, b, err)
+			}
+		}
+	}
+}
+
+// jsonPlainWords must stop at a window exactly when one of its bytes is
+// not written as it is: every byte value, at every place in the window,
+// among plain bytes and next to another special byte (where a borrow could
+// hide one), after a plain window.
+func TestJSONPlainWords(t *testing.T) {
+	special := func(c byte) bool { return c >= utf8.RuneSelf || !jsonSafe[c] }
+	for c := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'a', ' ', '~', 0x1f, '"'} {
+				w := append([]byte("plain..."), bytes.Repeat([]byte{fill}, 8)...)
+				w[8+pos] = byte(c)
+				want := 16
+				if special(byte(c)) || special(fill) {
+					want = 8
+				}
+				if got := jsonPlainWords(string(w) + "tail"); got != want {
+					t.Fatalf("%q: got %d plain bytes, want %d", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// Strings longer than a window are escaped as their bytes one at a time: a
+// special byte anywhere in a long plain string is escaped where it is.
+func TestJSONStringLongWithOneSpecialByte(t *testing.T) {
+	for c := range 256 {
+		one := string(appendJSONString(nil, string([]byte{byte(c)})))
+		escaped := one[1 : len(one)-1]
+		for pos := range 19 {
+			in := []byte(strings.Repeat("a", 19))
+			in[pos] = byte(c)
+			want := `"` + strings.Repeat("a", pos) + escaped + strings.Repeat("a", 18-pos) + `"`
+			if got := string(appendJSONString(nil, string(in))); got != want {
+				t.Fatalf("%q: got %s, want %s", in, got, want)
+			}
 		}
 	}
 }

@@ -16,18 +16,21 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 )
 
-// flushBytes is how much a sink task buffers before it writes: writes stay
-// large, and memory stays bounded whatever the batch size.
+// flushBytes bounds what a sink task buffers within one batch before it
+// writes, so that memory stays bounded whatever the batch size.
 const flushBytes = 1 << 20
 
 // SinkTask is FileStreamSinkTask: it appends each record's value and a
 // newline to a file (or stdout).
 //
-// Write only buffers; PreCommit makes the data durable (flush and fsync)
-// before it lets the runtime commit offsets (invariant 1). The buffer is
-// written with one write call per flush, always ending on a line end, and
-// the file is opened with O_APPEND: several tasks appending to one file never
-// interleave lines.
+// Write hands each batch to the file before it returns, as Connect's
+// FileStreamSinkTask prints each record at once: kept in the buffer until
+// the next offset commit, the last lines of a run reached the file up to
+// offset.flush.interval.ms late. PreCommit makes the data durable (flush
+// and fsync) before it lets the runtime commit offsets (invariant 1). The
+// buffer is written with one write call per flush, always ending on a line
+// end, and the file is opened with O_APPEND: several tasks appending to one
+// file never interleave lines.
 type SinkTask struct {
 	log   zerolog.Logger
 	path  string
@@ -95,7 +98,7 @@ func (t *SinkTask) Write(_ context.Context, records []*connectors.SinkRecord) er
 			}
 		}
 	}
-	return nil
+	return t.flush()
 }
 
 func (t *SinkTask) flush() error {

@@ -213,6 +213,27 @@ func TestSinkStdout(t *testing.T) {
 	}
 }
 
+// A batch's lines are in the file once Write returns, before any offset
+// commit: nothing waits in the task for offset.flush.interval.ms.
+func TestSinkWriteReachesTheFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.txt")
+	task := &SinkTask{}
+	if err := task.Open(context.Background(), conformance.NewSinkContext(t, "sink", 0), map[string]string{"file": out}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close()
+	batch := []*connectors.SinkRecord{
+		{Topic: "t", Offset: 0, ValueSchema: connectors.StringSchema, Value: "one"},
+		{Topic: "t", Offset: 1, ValueSchema: connectors.StringSchema, Value: "two"},
+	}
+	if err := task.Write(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "one\ntwo\n" {
+		t.Fatalf("file after Write: %q, %v; want both lines", got, err)
+	}
+}
+
 // TestSinkFailureSticks checks that after a failed write no later PreCommit
 // succeeds: the lines lost with it must be redelivered (invariant 1).
 func TestSinkFailureSticks(t *testing.T) {

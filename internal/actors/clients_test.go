@@ -58,7 +58,7 @@ func withClientLog(l *clientLog) func(*Options) {
 
 // A source with producer overrides produces through a producer of its own,
 // made with its settings (observable in the record batches Kafka stores:
-// gzip, where the shared producer uses snappy), shared by its tasks on the
+// gzip, where the shared producer compresses nothing), shared by its tasks on the
 // worker, and closed when the connector is deleted.
 func TestSourceProducerOverridesUseAProducerOfItsOwn(t *testing.T) {
 	log := newClientLog()
@@ -81,10 +81,9 @@ func TestSourceProducerOverridesUseAProducerOfItsOwn(t *testing.T) {
 		codecs[r.Attrs.CompressionType()]++
 	}
 	// franz-go sends a batch uncompressed when compressing would not make
-	// it smaller (a lone small record); none may be snappy, the shared
-	// producer's codec.
-	if codecs[1] == 0 || codecs[2] != 0 {
-		t.Fatalf("compression codecs of the records %v, want gzip (1) and no snappy (2)", codecs)
+	// it smaller (a lone small record); none may be in another codec.
+	if codecs[1] == 0 || len(codecs) > 2 || (len(codecs) == 2 && codecs[0] == 0) {
+		t.Fatalf("compression codecs of the records %v, want gzip (1) and perhaps none (0)", codecs)
 	}
 	if made, closed := log.counts("own-prod-producer"); made != 1 || closed != 0 {
 		t.Fatalf("own producer made %d, closed %d times; want made once, for both tasks, and open", made, closed)

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -12,9 +14,21 @@ import (
 // as with Connect), and a record whose source pinned a partition going
 // there. Its metadata requests let the broker create a missing topic (if
 // auto.create.topics.enable allows it), as Java's producer's do: a source
-// without topic creation keys relies on that, as in Connect.
+// without topic creation keys relies on that, as in Connect. Batches are
+// not compressed, Java's compression.type default (franz-go's own default
+// is snappy): the worker's producer.compression.type and a connector's
+// producer.override.compression.type, which come after these options,
+// choose a codec as they do in Connect. A partition whose leader is not
+// known (a topic created a moment ago on a busy broker) is looked up again
+// within a second, as Java's producer backs off at most retry.backoff.max.ms
+// (1 s) between metadata requests: franz-go, after 2 s of quick retries,
+// waits its MetadataMinAge, 5 s by default: the likely cause of the
+// bench/connect runs on a loaded machine that took about 5 s longer for
+// the same CPU (bench/results/throughput/README.md).
 func ProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.MetadataMinAge(time.Second),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(pinPartitioner{kgo.StickyKeyPartitioner(nil)}),

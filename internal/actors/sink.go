@@ -36,8 +36,20 @@ type sinkPipeline struct {
 	mu        sync.Mutex
 	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
 	committed map[connectors.TopicPartition]int64
+	// backlog is what the last take from the consumer holds that Write has
+	// not had yet, in fetch order (takeAll). Guarded by mu: revocations
+	// drop their partitions' records from it.
+	backlog   []*kgo.Record
 	lastFlush time.Time
 }
+
+// takenNow is a context that has ended: a poll with it returns at once,
+// taking nothing, once any rebalance under way has run its callbacks.
+var takenNow = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // maxPollRecords is Connect's consumer max.poll.records default: the
 // largest batch one Write gets (consumer.override.max.poll.records changes
@@ -190,27 +202,78 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 			pausedFetching = paused
 		}
 		p.client.AllowRebalance()
-		// As Connect's WorkerSinkTask, a poll waits no longer than until
-		// the next commit is due: what was written is flushed and its
-		// offsets committed on time rather than after a poll that waited
-		// out its timeout on a topic with nothing more.
-		wait := min(pollTimeout, max(0, flushEvery-time.Since(p.lastFlush)))
-		pctx, cancel := context.WithTimeout(ctx, wait)
-		fetches := p.client.PollRecords(pctx, p.maxPollRecords())
-		cancel()
+		var fetches kgo.Fetches
+		if p.backlogLen() > 0 && !paused {
+			// Records of the last take are still to be written: this
+			// poll only lets a rebalance that waits run first (kgo runs
+			// its callbacks before a poll returns, and revocations drop
+			// their records from the backlog); it takes nothing.
+			fetches = p.client.PollRecords(takenNow, -1)
+		} else {
+			// As Connect's WorkerSinkTask, a poll waits no longer than
+			// until the next commit is due: what was written is flushed
+			// and its offsets committed on time rather than after a poll
+			// that waited out its timeout on a topic with nothing more.
+			wait := min(pollTimeout, max(0, flushEvery-time.Since(p.lastFlush)))
+			pctx, cancel := context.WithTimeout(ctx, wait)
+			fetches = p.client.PollRecords(pctx, -1)
+			cancel()
+		}
 		if fetches.IsClientClosed() {
 			return nil
 		}
 		if err := p.fetchErrors(fetches); err != nil {
 			return err
 		}
-		if fetches.NumRecords() == 0 {
+		p.takeAll(fetches)
+		if paused {
 			continue
 		}
-		if err := p.deliver(ctx, fetches); err != nil {
-			return err
+		if batch := p.nextBatch(); len(batch) > 0 {
+			if err := p.deliver(ctx, batch); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// takeAll adds a poll's records to the backlog. The sink takes whatever
+// the consumer has fetched at once, and hands it to Write max.poll.records
+// at a time: franz-go fetches from a broker again only once the previous
+// fetch was taken whole, so a take of max.poll.records would leave the
+// next fetch waiting until the task had written all but the last of
+// them; taken whole, the next fetch runs while the task writes. Java's
+// consumer likewise fetches a partition again once its buffered records
+// are all returned, while the task writes the others.
+func (p *sinkPipeline) takeAll(fetches kgo.Fetches) {
+	n := fetches.NumRecords()
+	if n == 0 {
+		return
+	}
+	p.recordFetch(fetches)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.backlog) == 0 {
+		p.backlog = make([]*kgo.Record, 0, n)
+	}
+	fetches.EachRecord(func(r *kgo.Record) { p.backlog = append(p.backlog, r) })
+}
+
+// nextBatch takes what the next Write gets off the backlog: at most
+// max.poll.records, the most Connect's consumer returns from one poll.
+func (p *sinkPipeline) nextBatch() []*kgo.Record {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := min(len(p.backlog), p.maxPollRecords())
+	batch := p.backlog[:n:n]
+	p.backlog = p.backlog[n:]
+	return batch
+}
+
+func (p *sinkPipeline) backlogLen() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.backlog)
 }
 
 func (p *sinkPipeline) maxPollRecords() int {
@@ -250,31 +313,27 @@ func noOffset(err error) bool {
 	return errors.Is(err, kerr.OffsetOutOfRange) || strings.Contains(err.Error(), "no prior committed offset")
 }
 
-// deliver converts a fetched batch and writes it.
-func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
-	p.recordFetch(fetches)
-	batch := make([]*connectors.SinkRecord, 0, fetches.NumRecords())
-	next := map[connectors.TopicPartition]int64{}
+// deliver converts a batch of consumed records and writes it.
+func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error {
+	batch := make([]*connectors.SinkRecord, 0, len(records))
+	// One allocation for the batch's records rather than one each.
+	slab := make([]connectors.SinkRecord, len(records))
 	var convErr error
-	fetches.EachRecord(func(r *kgo.Record) {
-		if convErr != nil {
-			return
-		}
-		tp := connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		sr, err := p.prepare(ctx, r)
+	for i, r := range records {
+		sr, err := p.prepare(ctx, r, &slab[i])
 		if err != nil {
 			if !p.keys.TolerateAll() || ctx.Err() != nil {
 				if ctx.Err() == nil {
 					p.rec.RecordError(true)
 				}
 				convErr = err
-				return
+				break
 			}
 			p.rec.RecordError(false)
 			p.rec.Skipped()
 			if dlqErr := p.deadLetter(ctx, r, err); dlqErr != nil {
 				convErr = dlqErr
-				return
+				break
 			}
 		} else {
 			// As Connect, a topic counts as used once a record of it
@@ -284,8 +343,7 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 				batch = append(batch, sr)
 			}
 		}
-		next[tp] = r.Offset + 1
-	})
+	}
 	if convErr != nil {
 		if ctx.Err() != nil {
 			return nil // stopping: nothing of this batch is committed
@@ -306,10 +364,15 @@ func (p *sinkPipeline) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		}
 	}
 	p.mu.Lock()
-	for tp, off := range next {
-		p.written[tp] = off
+	defer p.mu.Unlock()
+	// A partition's records follow each other in offset order: the last
+	// of each run of them moves its next offset.
+	for i, r := range records {
+		if i+1 < len(records) && records[i+1].Partition == r.Partition && records[i+1].Topic == r.Topic {
+			continue
+		}
+		p.written[connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
 	}
-	p.mu.Unlock()
 	return nil
 }
 
@@ -327,23 +390,27 @@ func (p *sinkPipeline) recordFetch(fetches kgo.Fetches) {
 	})
 }
 
-// prepare converts a consumed record and runs it through the transforms,
-// each stage retried as errors.retry.timeout says; nil when a transform
-// dropped it.
-func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.SinkRecord, error) {
-	var sr *connectors.SinkRecord
-	err := retryStage(ctx, p.log, p.rec, "conversion", p.keys, func() (err error) {
-		sr, err = p.convert(r)
-		return err
-	})
-	if err != nil || p.chain == nil {
-		return sr, err
+// prepare converts a consumed record into sr and runs it through the
+// transforms, each stage retried as errors.retry.timeout says; nil when a
+// transform dropped it.
+func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record, sr *connectors.SinkRecord) (*connectors.SinkRecord, error) {
+	err := p.convert(r, sr)
+	if err != nil && connectors.IsRetriable(err) {
+		// Only a retriable failure goes through the retries: the common
+		// path allocates no closure.
+		err = retryStageAfter(ctx, p.log, p.rec, "conversion", p.keys, err, func() error { return p.convert(r, sr) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.chain == nil {
+		return sr, nil
 	}
 	// Only a retriable failure goes through the retries: the common path
 	// allocates no closure.
 	out, err := transformSink(p.chain, sr)
-	if connectors.IsRetriable(err) {
-		err = retryStage(ctx, p.log, p.rec, "transformation", p.keys, func() (err error) {
+	if err != nil && connectors.IsRetriable(err) {
+		err = retryStageAfter(ctx, p.log, p.rec, "transformation", p.keys, err, func() (err error) {
 			out, err = transformSink(p.chain, sr)
 			return err
 		})
@@ -351,25 +418,27 @@ func (p *sinkPipeline) prepare(ctx context.Context, r *kgo.Record) (*connectors.
 	return out, err
 }
 
-func (p *sinkPipeline) convert(r *kgo.Record) (*connectors.SinkRecord, error) {
+// convert fills sr with r converted by the task's converters.
+func (p *sinkPipeline) convert(r *kgo.Record, sr *connectors.SinkRecord) error {
 	ks, k, err := p.key.ToConnect(r.Topic, r.Key)
 	if err != nil {
-		return nil, &stageError{stage: stageKeyConverter, class: p.keys.KeyConverter,
+		return &stageError{stage: stageKeyConverter, class: p.keys.KeyConverter,
 			err: fmt.Errorf("convert key of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)}
 	}
 	vs, v, err := p.value.ToConnect(r.Topic, r.Value)
 	if err != nil {
-		return nil, &stageError{stage: stageValueConverter, class: p.keys.ValueConverter,
+		return &stageError{stage: stageValueConverter, class: p.keys.ValueConverter,
 			err: fmt.Errorf("convert value of %s-%d@%d: %w", r.Topic, r.Partition, r.Offset, err)}
 	}
-	sr := &connectors.SinkRecord{
+	h, err := headersFromKafka(p.headers, r)
+	if err != nil {
+		return &stageError{stage: stageHeaderConverter, err: err}
+	}
+	*sr = connectors.SinkRecord{
 		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
-		KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
+		KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Headers: h,
 	}
-	if sr.Headers, err = headersFromKafka(p.headers, r); err != nil {
-		return nil, &stageError{stage: stageHeaderConverter, err: err}
-	}
-	return sr, nil
+	return nil
 }
 
 // deadLetter handles a record that cannot be converted or transformed under
@@ -541,6 +610,9 @@ func (p *sinkPipeline) lost(ctx context.Context, _ *kgo.Client, m map[string][]i
 	}
 }
 
+// forget drops what the task knows of partitions it no longer owns: their
+// written and committed offsets, and their records still in the backlog,
+// which their next owner reads again from the last commit.
 func (p *sinkPipeline) forget(m map[string][]int32) {
 	for t, parts := range m {
 		p.rec.Revoked(t, parts)
@@ -551,4 +623,12 @@ func (p *sinkPipeline) forget(m map[string][]int32) {
 		delete(p.written, tp)
 		delete(p.committed, tp)
 	}
+	kept := p.backlog[:0]
+	for _, r := range p.backlog {
+		if !containsPartition(m, connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}) {
+			kept = append(kept, r)
+		}
+	}
+	clear(p.backlog[len(kept):])
+	p.backlog = kept
 }

@@ -42,7 +42,26 @@ type sourcePipeline struct {
 	transformed connectors.SourceRecord
 	topics      map[string]bool // topics known to exist
 	active      *taskTopics     // topics recorded as used (topics.go)
-	lastFlush   time.Time
+	// lastTopic is the topic of the last record sent, known to exist, and
+	// lastActive its entry in active.
+	lastTopic  string
+	lastActive *topicEntry
+	lastFlush  time.Time
+	// onAck is p.acked, made once: the promise of every record.
+	onAck func(*kgo.Record, error)
+}
+
+// outgoing is one polled record on its way to Kafka: its offset tracker
+// token, the topic it counts as used for, and the Kafka record itself. The
+// records of one poll share one slab. It is its kgo.Record's Context (the
+// context the producer honours, produceCtx, embedded), so that the one
+// promise of the pipeline finds the record's bookkeeping without a
+// closure per record.
+type outgoing struct {
+	context.Context
+	pending
+	active *topicEntry
+	record kgo.Record
 }
 
 // pollTimeout bounds one Poll, so that a pause is never late by more than
@@ -103,6 +122,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		p.admin = admin
 	}
 	p.tracker = newOffsetTracker()
+	p.onAck = p.acked
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
 	if r, ok := p.offsets.(interface{ ReadToEnd(context.Context) error }); ok {
@@ -214,20 +234,11 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 			// time and batch size averages toward the poll timeout and 0.
 			p.rec.Polled(len(batch), time.Since(pollStart))
 		}
-		for _, rec := range batch {
-			if err := p.send(ctx, produceCtx, rec); err != nil {
-				if ctx.Err() != nil {
-					return nil // stopping: the record was not produced
-				}
-				return err
+		if err := p.sendBatch(ctx, produceCtx, batch); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopping: the rest of the batch was not produced
 			}
-			if p.txn != nil {
-				if end, commit := p.txn.boundaryAfter(rec); end {
-					if err := p.endBoundary(ctx, commit); err != nil {
-						return err
-					}
-				}
-			}
+			return err
 		}
 		if err := p.batchBoundary(ctx, len(batch) > 0); err != nil {
 			return err
@@ -235,19 +246,53 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 	}
 }
 
-// send converts one record and hands it to the producer.
-func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.SourceRecord) error {
+// sendBatch hands a poll's records to the producer in order, one
+// registration with the offset tracker and one allocation for all of them.
+// When it returns early, the records it did not hand over leave the
+// tracker's count without ever becoming committable.
+func (p *sourcePipeline) sendBatch(ctx, produceCtx context.Context, batch []*connectors.SourceRecord) error {
+	out := make([]outgoing, len(batch))
+	p.tracker.addBatch(batch, func(i int) *pending { return &out[i].pending })
+	for i, rec := range batch {
+		o := &out[i]
+		o.Context = produceCtx
+		if err := p.send(ctx, o, rec); err != nil {
+			p.releaseAll(out[i+1:])
+			return err
+		}
+		if p.txn != nil {
+			if end, commit := p.txn.boundaryAfter(rec); end {
+				if err := p.endBoundary(ctx, commit); err != nil {
+					p.releaseAll(out[i+1:])
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// releaseAll releases records of a poll that will not be produced.
+func (p *sourcePipeline) releaseAll(out []outgoing) {
+	for i := range out {
+		p.tracker.release(&out[i].pending)
+	}
+}
+
+// send converts one record into o and hands it to the producer; on an
+// error the record is resolved (failed or skipped) in the tracker.
+func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.SourceRecord) error {
 	if rec == nil {
 		p.rec.Dropped()
 		return nil
 	}
-	e := p.tracker.add(rec.Partition, rec.Offset)
+	e := &o.pending
 	if p.chain != nil {
 		out, err := transformSource(p.chain, &p.scratch, &p.transformed, rec)
-		if connectors.IsRetriable(err) {
+		if err != nil && connectors.IsRetriable(err) {
 			// Only a retriable failure goes through the retries: the
 			// common path allocates no closure.
-			err = retryStage(ctx, p.log, p.rec, "transformation", p.keys, func() (err error) {
+			err = retryStageAfter(ctx, p.log, p.rec, "transformation", p.keys, err, func() (err error) {
 				out, err = transformSource(p.chain, &p.scratch, &p.transformed, rec)
 				return err
 			})
@@ -264,70 +309,83 @@ func (p *sourcePipeline) send(ctx, produceCtx context.Context, rec *connectors.S
 		}
 		rec = out
 	}
-	var kr *kgo.Record
-	err := retryStage(ctx, p.log, p.rec, "conversion", p.keys, func() (err error) {
-		kr, err = p.convert(rec)
-		return err
-	})
+	kr := &o.record
+	err := p.convert(rec, kr)
+	if err != nil && connectors.IsRetriable(err) {
+		// As for the transforms: the retries only when needed.
+		err = retryStageAfter(ctx, p.log, p.rec, "conversion", p.keys, err, func() error { return p.convert(rec, kr) })
+	}
 	if err != nil {
 		return p.failed(ctx, e, rec, err)
 	}
-	if !p.topics[kr.Topic] {
-		if err := p.ensureTopic(ctx, kr.Topic); err != nil {
-			p.tracker.ack(e, err)
-			p.rec.Dropped()
-			return err
+	if kr.Topic != p.lastTopic { // never "": convert refuses a record without a topic
+		// Looked up once per run of records to one topic.
+		if !p.topics[kr.Topic] {
+			if err := p.ensureTopic(ctx, kr.Topic); err != nil {
+				p.tracker.ack(e, err)
+				p.rec.Dropped()
+				return err
+			}
+			p.topics[kr.Topic] = true
 		}
-		p.topics[kr.Topic] = true
+		p.lastTopic, p.lastActive = kr.Topic, p.active.entry(kr.Topic)
 	}
 	// As Connect, a topic counts as used once Kafka acknowledged a record
 	// of it.
-	active := p.active.entry(kr.Topic)
+	o.active = p.lastActive
 	if p.txn != nil {
 		if err := p.txn.begin(); err != nil {
 			p.tracker.ack(e, err)
 			return err
 		}
 	}
-	p.producer.Produce(produceCtx, kr, func(r *kgo.Record, err error) {
-		if errors.Is(err, kerr.UnknownTopicOrPartition) && !p.keys.TopicCreation.Enabled {
-			err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
-				"set %s and %s to have the connector create the topics it writes to",
-				err, r.Topic, connconfig.TopicCreationDefaultPartitions, connconfig.TopicCreationDefaultReplicationFactor)
-		}
-		if authErr := p.producer.security.AuthFailure(err); authErr != nil {
-			// Said plainly in the task's status trace.
-			err = fmt.Errorf("the task's producer: %w", authErr)
-		}
-		p.tracker.ack(e, err)
-		p.rec.Written(err == nil)
-		if err == nil {
-			p.active.used(active)
-		}
-	})
+	kr.Context = o
+	p.producer.Produce(o.Context, kr, p.onAck)
 	return nil
 }
 
-func (p *sourcePipeline) convert(rec *connectors.SourceRecord) (*kgo.Record, error) {
+// acked is the promise of every record the pipeline produces: r.Context is
+// the record's outgoing (send).
+func (p *sourcePipeline) acked(r *kgo.Record, err error) {
+	o := r.Context.(*outgoing)
+	if errors.Is(err, kerr.UnknownTopicOrPartition) && !p.keys.TopicCreation.Enabled {
+		err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
+			"set %s and %s to have the connector create the topics it writes to",
+			err, r.Topic, connconfig.TopicCreationDefaultPartitions, connconfig.TopicCreationDefaultReplicationFactor)
+	}
+	if authErr := p.producer.security.AuthFailure(err); authErr != nil {
+		// Said plainly in the task's status trace.
+		err = fmt.Errorf("the task's producer: %w", authErr)
+	}
+	p.tracker.ack(&o.pending, err)
+	p.rec.Written(err == nil)
+	if err == nil {
+		p.active.used(o.active)
+	}
+}
+
+// convert fills kr with rec converted by the task's converters.
+func (p *sourcePipeline) convert(rec *connectors.SourceRecord, kr *kgo.Record) error {
 	if rec.Topic == "" {
-		return nil, fmt.Errorf("source record has no topic")
+		return fmt.Errorf("source record has no topic")
 	}
 	k, err := p.key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return nil, &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)}
+		return &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)}
 	}
 	v, err := p.value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return nil, &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)}
+		return &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)}
 	}
-	kr := &kgo.Record{Topic: rec.Topic, Key: k, Value: v, Timestamp: rec.Timestamp, Partition: -1}
+	h, err := headersToKafka(p.headers, rec.Topic, rec.Headers)
+	if err != nil {
+		return &stageError{stage: stageHeaderConverter, err: err}
+	}
+	*kr = kgo.Record{Topic: rec.Topic, Key: k, Value: v, Headers: h, Timestamp: rec.Timestamp, Partition: -1}
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
 	}
-	if kr.Headers, err = headersToKafka(p.headers, rec.Topic, rec.Headers); err != nil {
-		return nil, &stageError{stage: stageHeaderConverter, err: err}
-	}
-	return kr, nil
+	return nil
 }
 
 // failed handles a record that failed to transform or convert, as

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/offsets"
 )
 
@@ -24,8 +25,10 @@ type offsetTracker struct {
 
 	// lastMap and lastPart cache the partition of the previous record: most
 	// sources reuse one partition map for many records, and keying a map by
-	// its JSON costs more than the rest of the record's bookkeeping.
-	lastMap  uintptr
+	// its JSON costs more than the rest of the record's bookkeeping. The
+	// map itself is held (not only its address), so that no other map can
+	// be allocated at its address while the cache compares with it.
+	lastMap  map[string]any
 	lastPart *partTrack
 }
 
@@ -36,34 +39,60 @@ type partTrack struct {
 	flushed   map[string]any
 }
 
+// pending is one record from addBatch to ack (or release). Its memory is the caller's, one
+// slab per poll (addBatch), so that the tracker allocates nothing per record.
 type pending struct {
 	part   *partTrack
 	offset map[string]any
 	done   bool
+	// live says the record is counted in flight: from addBatch until its
+	// ack or release.
+	live bool
 }
 
 func newOffsetTracker() *offsetTracker {
 	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1)}
 }
 
-// add registers a record about to be produced and returns its token for ack.
-// A record without a source partition is only counted as in flight.
-func (t *offsetTracker) add(partition, offset map[string]any) *pending {
+// addBatch registers the records of one poll, in the order they will be
+// produced, under one lock: entry(i) is where records[i]'s token lives,
+// which its ack (or release) takes. A nil record gets no token; a record
+// without a source partition is only counted in flight.
+func (t *offsetTracker) addBatch(records []*connectors.SourceRecord, entry func(i int) *pending) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.inflight++
-	if partition == nil {
-		return &pending{}
+	for i, rec := range records {
+		if rec == nil {
+			continue
+		}
+		e := entry(i)
+		*e = pending{live: true}
+		t.inflight++
+		if rec.Partition == nil {
+			continue
+		}
+		e.part, e.offset = t.partFor(rec.Partition), rec.Offset
+		e.part.queue = append(e.part.queue, e)
 	}
-	p := t.partFor(partition)
-	e := &pending{part: p, offset: offset}
-	p.queue = append(p.queue, e)
-	return e
+}
+
+// release takes a record that was registered but will never be produced
+// (the task stops or fails in the middle of a poll's records) out of
+// flight. Its partition's watermark stays before it for good, as after a
+// failed record: its offset, and those of later records of the same
+// partition, are never committed (invariant 1).
+func (t *offsetTracker) release(e *pending) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.live {
+		e.live = false
+		t.inflight--
+		t.wake()
+	}
 }
 
 func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
-	ptr := reflect.ValueOf(partition).Pointer()
-	if ptr == t.lastMap && t.lastPart != nil {
+	if t.lastPart != nil && reflect.ValueOf(partition).Pointer() == reflect.ValueOf(t.lastMap).Pointer() {
 		return t.lastPart
 	}
 	key, err := json.Marshal(partition)
@@ -75,7 +104,7 @@ func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
 		p = &partTrack{partition: partition}
 		t.parts[string(key)] = p
 	}
-	t.lastMap, t.lastPart = ptr, p
+	t.lastMap, t.lastPart = partition, p
 	return p
 }
 
@@ -85,6 +114,7 @@ func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
 func (t *offsetTracker) ack(e *pending, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	e.live = false
 	t.inflight--
 	if err != nil {
 		if t.err == nil {
@@ -108,6 +138,11 @@ func (t *offsetTracker) ack(e *pending, err error) {
 			}
 		}
 	}
+	t.wake()
+}
+
+// wake lets waitAtMost look again; t.mu is held.
+func (t *offsetTracker) wake() {
 	if t.waiting {
 		t.waiting = false
 		select {

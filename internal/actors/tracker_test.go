@@ -1,0 +1,111 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/connectors"
+)
+
+func trackerRecord(partition map[string]any, seq int) *connectors.SourceRecord {
+	return &connectors.SourceRecord{Partition: partition, Offset: map[string]any{"seq": seq}}
+}
+
+// committedSeq is the seq the tracker would commit for partition, or -1.
+func committedSeq(t *testing.T, tr *offsetTracker, partition map[string]any) int {
+	t.Helper()
+	for _, e := range tr.committable() {
+		if e.Partition["p"] == partition["p"] {
+			return e.Offset["seq"].(int)
+		}
+	}
+	return -1
+}
+
+// A poll's records are registered at once; offsets commit in produce order
+// only, whatever order the acks come in, and records that were never
+// produced (released) leave the count in flight without ever committing.
+func TestTrackerBatchCommitsInOrderAndReleases(t *testing.T) {
+	tr := newOffsetTracker()
+	a, b := map[string]any{"p": "a"}, map[string]any{"p": "b"}
+	batch := []*connectors.SourceRecord{
+		trackerRecord(a, 1), nil, trackerRecord(b, 1), trackerRecord(a, 2), trackerRecord(a, 3), trackerRecord(b, 2),
+	}
+	es := make([]pending, len(batch))
+	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	if got := tr.inFlight(); got != 5 {
+		t.Fatalf("%d in flight, want 5 (the nil record is not one)", got)
+	}
+
+	tr.ack(&es[3], nil) // a:2 before a:1
+	if got := committedSeq(t, tr, a); got != -1 {
+		t.Fatalf("a commits seq %d before its first record was acked", got)
+	}
+	tr.ack(&es[0], nil)
+	if got := committedSeq(t, tr, a); got != 2 {
+		t.Fatalf("a commits seq %d, want 2", got)
+	}
+	tr.ack(&es[2], nil)
+	if got := committedSeq(t, tr, b); got != 1 {
+		t.Fatalf("b commits seq %d, want 1", got)
+	}
+
+	// The task stops before a:3 and b:2 are produced.
+	for i := range es[4:] {
+		tr.release(&es[4+i])
+	}
+	tr.release(&es[4]) // twice: counted once
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := tr.waitAtMost(ctx, 0); err != nil {
+		t.Fatalf("drain after release: %v (%d in flight)", err, tr.inFlight())
+	}
+	if a3, b2 := committedSeq(t, tr, a), committedSeq(t, tr, b); a3 != 2 || b2 != 1 {
+		t.Fatalf("after release a commits %d and b %d, want 2 and 1", a3, b2)
+	}
+}
+
+// A failed record stops its partition for good and is the task's failure.
+func TestTrackerFailedRecordStopsItsPartition(t *testing.T) {
+	tr := newOffsetTracker()
+	a := map[string]any{"p": "a"}
+	batch := []*connectors.SourceRecord{trackerRecord(a, 1), trackerRecord(a, 2), trackerRecord(a, 3)}
+	es := make([]pending, len(batch))
+	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	boom := errors.New("boom")
+	tr.ack(&es[0], nil)
+	tr.ack(&es[1], boom)
+	tr.ack(&es[2], nil)
+	if got := committedSeq(t, tr, a); got != 1 {
+		t.Fatalf("a commits seq %d, want 1 (the record before the failed one)", got)
+	}
+	if !errors.Is(tr.failure(), boom) || tr.inFlight() != 0 {
+		t.Fatalf("failure %v, %d in flight", tr.failure(), tr.inFlight())
+	}
+}
+
+// Equal partitions in different maps are one partition; the cache of the
+// last map does not confuse partitions that follow each other.
+func TestTrackerPartitionsByContent(t *testing.T) {
+	tr := newOffsetTracker()
+	batch := []*connectors.SourceRecord{
+		trackerRecord(map[string]any{"p": "a"}, 1), trackerRecord(map[string]any{"p": "b"}, 1),
+		trackerRecord(map[string]any{"p": "a"}, 2),
+	}
+	es := make([]pending, len(batch))
+	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.ack(&es[2], nil)
+	tr.ack(&es[1], nil)
+	if got := committedSeq(t, tr, map[string]any{"p": "a"}); got != -1 {
+		t.Fatalf("a commits seq %d though its first record is not acked", got)
+	}
+	tr.ack(&es[0], nil)
+	if got := committedSeq(t, tr, map[string]any{"p": "a"}); got != 2 {
+		t.Fatalf("a commits seq %d, want 2", got)
+	}
+	if n := len(tr.committable()); n != 2 {
+		t.Fatalf("%d partitions committable, want 2", n)
+	}
+}
