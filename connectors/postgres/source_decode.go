@@ -291,12 +291,17 @@ func srcNumericRat(raw []byte) (*big.Rat, error) {
 		if sign == pgNumericNeg {
 			unscaled = -unscaled
 		}
-		if exp >= 0 {
-			return new(big.Rat).SetInt64(unscaled), nil
-		}
 		den := int64(1)
 		for range -exp {
 			den *= 10000
+		}
+		// Trailing zeros off first: a whole value then takes the integer
+		// path, which skips the gcd that SetFrac64 computes.
+		for den > 1 && unscaled%10 == 0 {
+			unscaled, den = unscaled/10, den/10
+		}
+		if den == 1 {
+			return new(big.Rat).SetInt64(unscaled), nil
 		}
 		return new(big.Rat).SetFrac64(unscaled, den), nil
 	}

@@ -507,14 +507,18 @@ func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 	structs := make([]connectors.StructValue, len(rows))
 	for i, row := range rows {
 		structs[i] = connectors.StructValue{Schema: st.cols.schema, Values: row}
-		off := make(map[string]any, 3)
+		off := map[string]any{}
 		if t.cfg.usesIncrementing() {
 			n, ok := srcRowInt(row[st.cols.inc])
 			if !ok {
 				return fmt.Errorf("%s: incrementing column %q is NULL in a row", st.what, st.cols.cols[st.cols.inc].Name)
 			}
 			f.inc = n
-			off[OffsetIncrementing] = n
+			if _, isInt64 := row[st.cols.inc].(int64); isInt64 {
+				off[OffsetIncrementing] = row[st.cols.inc] // the row's boxed value: no allocation
+			} else {
+				off[OffsetIncrementing] = n
+			}
 		}
 		if t.cfg.usesTimestamp() {
 			ts, ok := t.rowTime(st, row)
