@@ -189,15 +189,26 @@ func BenchmarkPostgresSource(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
 	var rawTotal, taskTotal, sluiceTotal, ackedTotal time.Duration
+	// CPU of this process per side: a shared machine's load moves the
+	// wall clock far more than it moves these.
+	var rawCPU, taskCPU, sluiceCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var raw, task time.Duration
 		var sl sluiceTimes
 		var err error
+		timed := func(cpu *time.Duration, run func() error) func() error {
+			return func() error {
+				c0 := processCPU()
+				err := run()
+				*cpu += processCPU() - c0
+				return err
+			}
+		}
 		steps := []func() error{
-			func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err },
-			func() error { task, err = runPgTask(ctx, b, pg, rows, batch); return err },
-			func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err },
+			timed(&rawCPU, func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }),
+			timed(&taskCPU, func() error { task, err = runPgTask(ctx, b, pg, rows, batch); return err }),
+			timed(&sluiceCPU, func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }),
 		}
 		if i%2 == 1 {
 			slices.Reverse(steps)
@@ -227,6 +238,10 @@ func BenchmarkPostgresSource(b *testing.B) {
 	b.ReportMetric(taskRate/rawRate, "task-ratio-vs-raw")
 	b.ReportMetric(sluiceRate/rawRate, "ratio-vs-raw")
 	b.ReportMetric(ackedRate/rawRate, "acked-ratio-vs-raw")
+	perRow := func(cpu time.Duration) float64 { return float64(cpu.Microseconds()) / float64(rows*b.N) }
+	b.ReportMetric(perRow(rawCPU), "raw-cpu-us/row")
+	b.ReportMetric(perRow(taskCPU), "task-cpu-us/row")
+	b.ReportMetric(perRow(sluiceCPU), "sluice-cpu-us/row")
 }
 
 // TestPostgresSourceBenchSmoke runs the benchmark's code with a small table,
