@@ -295,15 +295,21 @@ func srcNumericRat(raw []byte) (*big.Rat, error) {
 		for range -exp {
 			den *= 10000
 		}
-		// Trailing zeros off first: a whole value then takes the integer
-		// path, which skips the gcd that SetFrac64 computes.
-		for den > 1 && unscaled%10 == 0 {
-			unscaled, den = unscaled/10, den/10
+		// den is a power of ten, so what unscaled and den share is 2s and
+		// 5s: dividing those out leaves the fraction in lowest terms, the
+		// form big.Rat keeps, and setting its denominator directly skips
+		// the gcd that SetFrac64 would compute.
+		for den%2 == 0 && unscaled%2 == 0 {
+			unscaled, den = unscaled/2, den/2
 		}
-		if den == 1 {
-			return new(big.Rat).SetInt64(unscaled), nil
+		for den%5 == 0 && unscaled%5 == 0 {
+			unscaled, den = unscaled/5, den/5
 		}
-		return new(big.Rat).SetFrac64(unscaled, den), nil
+		r := new(big.Rat).SetInt64(unscaled)
+		if den != 1 {
+			r.Denom().SetInt64(den) // a reference to r's denominator, after SetInt64
+		}
+		return r, nil
 	}
 	unscaled := new(big.Int)
 	digit, base := new(big.Int), big.NewInt(10000)
