@@ -174,8 +174,7 @@ const (
 // statement returns the SQL that writes rows of layout l with op. Each
 // column's values arrive as one text[] parameter, unnested into rows and
 // cast to the column's type: one statement, prepared once per connection
-// (pgx caches prepared statements by SQL text), writes any number of rows
-// in one round trip. It returns "" when there is nothing to do (an update
+// (sinkStatements), writes any number of rows in one round trip. It returns "" when there is nothing to do (an update
 // of a layout that has only key columns).
 func (m *sinkTableMeta) statement(op string, l *sinkLayout) (string, error) {
 	key := op + "\x00" + l.id

@@ -16,10 +16,11 @@ import (
 
 // This file is the sink's side of the wire: the rows of a run become one
 // binary text[] parameter per column, built straight from the values' text
-// into one buffer, and a Write's statements go to the server as one
-// pipeline of prepared statements ending in one Sync, which PostgreSQL runs
-// as one implicit transaction: one round trip per Write, where BEGIN,
-// the statements and COMMIT took three.
+// into one buffer (no string or pgtype value per value), and a Write's
+// BEGIN and statements go to the server as one pipeline of prepared
+// statements ending in one Sync; COMMIT follows once they all succeeded
+// (SinkTask.write says why not in the pipeline). Two round trips per Write,
+// where BEGIN, each statement and COMMIT took one each.
 
 // sinkMaxStatements bounds the statements a connection keeps prepared;
 // past it they are all deallocated and prepared again as needed. A table
