@@ -241,7 +241,7 @@ func (t *SinkTask) write(ctx context.Context, writes []*sinkTableWrite) error {
 	pgc := t.conn.PgConn()
 	queued := sents[:0:0]
 	for _, s := range sents {
-		sql, err := s.meta.statement(s.run.op, s.run.layout)
+		sql, err := s.meta.statement(s.run.op, s.run.layout, s.run.wires)
 		if err != nil {
 			return err
 		}
@@ -423,12 +423,12 @@ func (t *SinkTask) runs(tw *sinkTableWrite, m *sinkTableMeta) ([]*sinkRun, error
 			if l.delete {
 				op = sinkOpDelete
 			}
-			cur = t.newRun(op, l)
+			cur = t.newRun(op, l, m)
 			out = append(out, cur)
 		}
 		for c := range l.cols {
 			col := &l.cols[c]
-			if err := cur.appendValue(sinkValueOf(r, col), col.schema, m.cols[col.name], t.cfg.tz); err != nil {
+			if err := cur.appendValue(c, sinkValueOf(r, col), col.schema, m.cols[col.name], t.cfg.tz); err != nil {
 				return out, sinkRecordError(r, "table %s, column %q: %v", m.ref, col.name, err)
 			}
 			if c < l.npk && cur.byKey != nil && cur.spans[len(cur.spans)-1].start < 0 {
@@ -446,14 +446,14 @@ func (t *SinkTask) runs(tw *sinkTableWrite, m *sinkTableMeta) ([]*sinkRun, error
 }
 
 // newRun returns an empty run, reusing the buffers of an earlier Write's.
-func (t *SinkTask) newRun(op string, l *sinkLayout) *sinkRun {
+func (t *SinkTask) newRun(op string, l *sinkLayout, m *sinkTableMeta) *sinkRun {
 	var r *sinkRun
 	if n := len(t.spare); n > 0 {
 		r, t.spare = t.spare[n-1], t.spare[:n-1]
 	} else {
 		r = &sinkRun{}
 	}
-	r.reset(op, l)
+	r.reset(op, l, m)
 	return r
 }
 

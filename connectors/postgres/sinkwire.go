@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -31,6 +32,141 @@ const sinkMaxStatements = 256
 // binary (one code applies to every parameter).
 var sinkBinary = []int16{1}
 
+// sinkWire is how one column's values travel: as text, cast to the
+// column's type by the statement, or, where the value's Connect type is
+// exactly the column's type, in that type's own binary form, which spares
+// the server parsing every value (a timestamp's text above all).
+type sinkWire byte
+
+const (
+	sinkWireText sinkWire = iota
+	sinkWireInt8
+	sinkWireInt4
+	sinkWireInt2
+	sinkWireFloat8
+	sinkWireBool
+	sinkWireTimestamp   // timestamp without time zone: the wall time in db.timezone
+	sinkWireTimestamptz // timestamp with time zone: the instant
+)
+
+// sinkWireOf is the wire of a column of type colType (format_type's
+// spelling) whose values have schema s (nil: schemaless, as text).
+func sinkWireOf(s *connectors.Schema, colType string) sinkWire {
+	switch {
+	case s == nil:
+	case s.Name == connectors.TimestampLogical:
+		switch colType {
+		case "timestamp without time zone":
+			return sinkWireTimestamp
+		case "timestamp with time zone":
+			return sinkWireTimestamptz
+		}
+	case s.Name != "":
+	case s.Type == connectors.Int64 && colType == "bigint":
+		return sinkWireInt8
+	case s.Type == connectors.Int32 && colType == "integer":
+		return sinkWireInt4
+	case (s.Type == connectors.Int16 || s.Type == connectors.Int8) && colType == "smallint":
+		return sinkWireInt2
+	case s.Type == connectors.Float64 && colType == "double precision":
+		return sinkWireFloat8
+	case s.Type == connectors.Boolean && colType == "boolean":
+		return sinkWireBool
+	}
+	return sinkWireText
+}
+
+// elem is the wire's array element type: its oid, and its name in a cast.
+func (w sinkWire) elem() (uint32, string) {
+	switch w {
+	case sinkWireInt8:
+		return pgtype.Int8OID, "int8"
+	case sinkWireInt4:
+		return pgtype.Int4OID, "int4"
+	case sinkWireInt2:
+		return pgtype.Int2OID, "int2"
+	case sinkWireFloat8:
+		return pgtype.Float8OID, "float8"
+	case sinkWireBool:
+		return pgtype.BoolOID, "bool"
+	case sinkWireTimestamp:
+		return pgtype.TimestampOID, "timestamp"
+	case sinkWireTimestamptz:
+		return pgtype.TimestamptzOID, "timestamptz"
+	}
+	return pgtype.TextOID, "text"
+}
+
+// sinkWiresOf appends the wire of each column of l in table m to dst.
+func sinkWiresOf(dst []sinkWire, l *sinkLayout, m *sinkTableMeta) []sinkWire {
+	for i := range l.cols {
+		dst = append(dst, sinkWireOf(l.cols[i].schema, m.cols[l.cols[i].name]))
+	}
+	return dst
+}
+
+// appendBinary appends v in wire w's binary form.
+func (w sinkWire) appendBinary(dst []byte, v any, tz *time.Location) ([]byte, error) {
+	switch w {
+	case sinkWireInt8, sinkWireInt4, sinkWireInt2:
+		var n int64
+		switch x := v.(type) {
+		case int8:
+			n = int64(x)
+		case int16:
+			n = int64(x)
+		case int32:
+			n = int64(x)
+		case int64:
+			n = x
+		default:
+			return dst, fmt.Errorf("a %T value where its schema says integer", v)
+		}
+		switch w {
+		case sinkWireInt4:
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return dst, fmt.Errorf("value %d is out of range for type integer", n)
+			}
+			return binary.BigEndian.AppendUint32(dst, uint32(n)), nil
+		case sinkWireInt2:
+			if n < math.MinInt16 || n > math.MaxInt16 {
+				return dst, fmt.Errorf("value %d is out of range for type smallint", n)
+			}
+			return binary.BigEndian.AppendUint16(dst, uint16(n)), nil
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(n)), nil
+	case sinkWireFloat8:
+		f, ok := v.(float64)
+		if !ok {
+			return dst, fmt.Errorf("a %T value where its schema says float64", v)
+		}
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), nil
+	case sinkWireBool:
+		b, ok := v.(bool)
+		if !ok {
+			return dst, fmt.Errorf("a %T value where its schema says boolean", v)
+		}
+		if b {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case sinkWireTimestamp, sinkWireTimestamptz:
+		t, ok := v.(time.Time)
+		if !ok {
+			return dst, fmt.Errorf("a %T value where its schema says Timestamp", v)
+		}
+		if w == sinkWireTimestamp {
+			// The wall time in db.timezone, as the text form's offset,
+			// which a timestamp column ignores, leaves it.
+			wall := t.In(tz)
+			t = time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), time.UTC)
+		}
+		// Microseconds, truncated as the text form's six places are.
+		return binary.BigEndian.AppendUint64(dst, uint64(t.UnixMicro()-pgEpochMicros)), nil
+	}
+	return dst, fmt.Errorf("no binary form for wire %d", w)
+}
+
 // sinkSpan is where one value's text lies in a run's data; start -1 is NULL.
 type sinkSpan struct{ start, end int32 }
 
@@ -40,6 +176,7 @@ var sinkNull = sinkSpan{start: -1}
 type sinkRun struct {
 	op     string
 	layout *sinkLayout
+	wires  []sinkWire // of each column
 	rows   int
 	// data holds the text of every value of the run, back to back. spans
 	// has len(layout.cols) entries per row, row after row.
@@ -52,9 +189,11 @@ type sinkRun struct {
 	byKey map[string]int
 }
 
-// reset makes r an empty run of op and l, keeping its buffers.
-func (r *sinkRun) reset(op string, l *sinkLayout) {
+// reset makes r an empty run of op and l into table m, keeping its
+// buffers.
+func (r *sinkRun) reset(op string, l *sinkLayout, m *sinkTableMeta) {
 	r.op, r.layout, r.rows = op, l, 0
+	r.wires = sinkWiresOf(r.wires[:0], l, m)
 	r.data, r.spans = r.data[:0], r.spans[:0]
 	if op == sinkOpInsert {
 		r.byKey = nil
@@ -65,14 +204,23 @@ func (r *sinkRun) reset(op string, l *sinkLayout) {
 	}
 }
 
-// appendValue appends the text of v (nil: NULL) to the run's data and
-// its span to the current row.
-func (r *sinkRun) appendValue(v any, s *connectors.Schema, colType string, tz *time.Location) error {
+// appendValue appends v (nil: NULL), the value of column c, to the run's
+// data in the column's wire form, and its span to the current row.
+func (r *sinkRun) appendValue(c int, v any, s *connectors.Schema, colType string, tz *time.Location) error {
 	if v == nil {
 		r.spans = append(r.spans, sinkNull)
 		return nil
 	}
 	start := len(r.data)
+	if w := r.wires[c]; w != sinkWireText {
+		data, err := w.appendBinary(r.data, v, tz)
+		if err != nil {
+			return err
+		}
+		r.data = data
+		r.spans = append(r.spans, sinkSpan{start: int32(start), end: int32(len(data))})
+		return nil
+	}
 	data, err := sinkAppendText(r.data, v, s, colType, tz)
 	if err != nil {
 		r.data = r.data[:start]
@@ -106,9 +254,9 @@ func (r *sinkRun) endRow(key []byte) {
 }
 
 // appendKey appends the run's current row's primary key to dst, as the
-// byKey map knows it: the key columns' text, each ended by a NUL (which
-// PostgreSQL text cannot hold, so the encoding is unambiguous). The
-// caller made sure that none is NULL.
+// byKey map knows it: the key columns' wire forms, each followed by a NUL.
+// That is unambiguous: text holds no NUL, and a binary form's length is
+// fixed by its column. The caller made sure that no key column is NULL.
 func (r *sinkRun) appendKey(dst []byte) []byte {
 	row := r.spans[r.rows*len(r.layout.cols):]
 	for c := range r.layout.npk {
@@ -119,16 +267,17 @@ func (r *sinkRun) appendKey(dst []byte) []byte {
 	return dst
 }
 
-// appendParams appends the run's parameters to buf, one binary text[]
-// (PostgreSQL's array_recv format) per column, and returns buf and where
-// each column's array ends in it.
+// appendParams appends the run's parameters to buf, one binary array
+// (PostgreSQL's array_recv format) of the column's wire type per column,
+// and returns buf and where each column's array ends in it.
 func (r *sinkRun) appendParams(buf []byte, ends []int) ([]byte, []int) {
 	n := len(r.layout.cols)
 	for c := range n {
 		head := len(buf)
 		buf = binary.BigEndian.AppendUint32(buf, 1) // dimensions
 		buf = binary.BigEndian.AppendUint32(buf, 0) // has NULLs, set below
-		buf = binary.BigEndian.AppendUint32(buf, pgtype.TextOID)
+		oid, _ := r.wires[c].elem()
+		buf = binary.BigEndian.AppendUint32(buf, oid)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(r.rows))
 		buf = binary.BigEndian.AppendUint32(buf, 1) // lower bound
 		hasNull := false

@@ -1,9 +1,12 @@
 package postgres_test
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/pgtest"
@@ -73,4 +76,69 @@ func TestSinkTextValuesExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSinkBinaryWires: values whose Connect type is exactly their column's
+// type travel in its binary form; what the table holds is what the text
+// form gave: extreme integers, float specials, booleans, NULLs, and
+// timestamps as wall time in db.timezone (timestamp) or as the instant
+// (timestamptz), truncated to microseconds.
+func TestSinkBinaryWires(t *testing.T) {
+	s := pgtest.Start(t)
+	s.Exec(t, `CREATE TABLE wires (id bigint PRIMARY KEY, i4 integer, i2 smallint, f8 double precision, b boolean,
+		ts timestamp, tz timestamptz)`)
+	tsSchema := &connectors.Schema{Type: connectors.Int64, Name: connectors.TimestampLogical, Optional: true}
+	schema := connectors.StructSchema("wires",
+		connectors.Field{Name: "id", Schema: connectors.Int64Schema},
+		connectors.Field{Name: "i4", Schema: connectors.Int32Schema.Optionally()},
+		connectors.Field{Name: "i2", Schema: connectors.Int16Schema.Optionally()},
+		connectors.Field{Name: "f8", Schema: connectors.Float64Schema.Optionally()},
+		connectors.Field{Name: "b", Schema: connectors.BooleanSchema.Optionally()},
+		connectors.Field{Name: "ts", Schema: tsSchema},
+		connectors.Field{Name: "tz", Schema: tsSchema},
+	)
+	at := time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	old := time.Date(1901, 12, 13, 20, 45, 52, 999999999, time.UTC)
+	row := func(id int64, i4, i2, f8, b, ts, tz any) *connectors.SinkRecord {
+		return rec(nil, nil, connectors.NewStruct(schema).MustSet("id", id).MustSet("i4", i4).MustSet("i2", i2).
+			MustSet("f8", f8).MustSet("b", b).MustSet("ts", ts).MustSet("tz", tz))
+	}
+	task := openSink(t, sinkConfig(s, "table.name.format", "wires", "insert.mode", "upsert", "pk.mode", "record_value",
+		"pk.fields", "id", "db.timezone", "America/New_York"))
+	mustWrite(t, task,
+		row(math.MinInt64, int32(math.MinInt32), int16(math.MinInt16), math.Inf(-1), false, at, at),
+		row(0, nil, nil, nil, nil, nil, nil),
+		row(math.MaxInt64, int32(math.MaxInt32), int16(math.MaxInt16), 0.1, true, old, old),
+		row(7, int32(-1), int16(-1), math.NaN(), true, at, at),
+		// The same key again: the later record wins.
+		row(7, int32(1), int16(1), 1e300, false, old, at),
+	)
+	conn := s.Conn(t)
+	got := textRows(t, conn, "wires", "id", "id", "i4", "i2", "f8", "b", "ts")
+	want := "-9223372036854775808|-2147483648|-32768|-Infinity|false|2024-01-01 22:04:05.123456\n" +
+		"0|NULL|NULL|NULL|NULL|NULL\n" +
+		"7|1|1|1e+300|false|1901-12-13 15:45:52.999999\n" +
+		"9223372036854775807|2147483647|32767|0.1|true|1901-12-13 15:45:52.999999\n"
+	wantRows(t, got, want)
+	tz := query(t, conn, "SELECT coalesce(to_char(tz AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), 'NULL') FROM wires ORDER BY id")
+	if fmt.Sprint(tz) != "[[2024-01-02 03:04:05.123456] [NULL] [2024-01-02 03:04:05.123456] [1901-12-13 20:45:52.999999]]" {
+		t.Fatalf("timestamptz column holds %v", tz)
+	}
+}
+
+// TestSinkWireFollowsSchema: one field, one column, two schemas over time:
+// an int64 travels as int8, a string as text cast to bigint. They share a
+// layout (same column names) but not a statement.
+func TestSinkWireFollowsSchema(t *testing.T) {
+	s := pgtest.Start(t)
+	s.Exec(t, "CREATE TABLE n (id bigint PRIMARY KEY)")
+	task := openSink(t, sinkConfig(s, "table.name.format", "n", "pk.mode", "record_value", "pk.fields", "id"))
+	asInt := connectors.StructSchema("n", connectors.Field{Name: "id", Schema: connectors.Int64Schema})
+	asString := connectors.StructSchema("n", connectors.Field{Name: "id", Schema: connectors.StringSchema})
+	mustWrite(t, task,
+		rec(nil, nil, connectors.NewStruct(asInt).MustSet("id", int64(1))),
+		rec(nil, nil, connectors.NewStruct(asString).MustSet("id", "2")),
+		rec(nil, nil, connectors.NewStruct(asInt).MustSet("id", int64(3))),
+	)
+	wantRows(t, textRows(t, s.Conn(t), "n", "id", "id"), "1\n2\n3\n")
 }
