@@ -16,8 +16,9 @@ import (
 )
 
 // This file is the sink's side of the wire: the rows of a run become one
-// binary text[] parameter per column, built straight from the values' text
-// into one buffer (no string or pgtype value per value), and a Write's
+// binary array parameter per column (text[], or an array of the column's
+// own type: sinkWire), built straight from the values into one buffer (no
+// string or pgtype value per value), and a Write's
 // BEGIN and statements go to the server as one pipeline of prepared
 // statements ending in one Sync; COMMIT follows once they all succeeded
 // (SinkTask.write says why not in the pipeline). Two round trips per Write,
@@ -167,7 +168,7 @@ func (w sinkWire) appendBinary(dst []byte, v any, tz *time.Location) ([]byte, er
 	return dst, fmt.Errorf("no binary form for wire %d", w)
 }
 
-// sinkSpan is where one value's text lies in a run's data; start -1 is NULL.
+// sinkSpan is where one value lies in a run's data; start -1 is NULL.
 type sinkSpan struct{ start, end int32 }
 
 var sinkNull = sinkSpan{start: -1}
@@ -178,7 +179,7 @@ type sinkRun struct {
 	layout *sinkLayout
 	wires  []sinkWire // of each column
 	rows   int
-	// data holds the text of every value of the run, back to back. spans
+	// data holds every value of the run in its wire form, back to back. spans
 	// has len(layout.cols) entries per row, row after row.
 	data  []byte
 	spans []sinkSpan
