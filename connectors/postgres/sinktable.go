@@ -174,9 +174,10 @@ const (
 // statement returns the SQL that writes rows of layout l with op, each
 // column's values traveling as wires says. Each column's values arrive as
 // one array parameter (text[], or an array of the column's own type:
-// sinkwire.go), unnested into rows and cast to the column's type: one statement, prepared once per connection
-// (sinkStatements), writes any number of rows in one round trip. It returns "" when there is nothing to do (an update
-// of a layout that has only key columns).
+// sinkwire.go), unnested into rows and cast to the column's type: one
+// statement, prepared once per connection (sinkStatements), writes any
+// number of rows in one round trip. It returns "" when there is nothing to
+// do (an update of a layout that has only key columns).
 func (m *sinkTableMeta) statement(op string, l *sinkLayout, wires []sinkWire) (string, error) {
 	// Layouts of one id have the same columns, but their values may
 	// travel in other forms.

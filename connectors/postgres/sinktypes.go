@@ -56,14 +56,13 @@ func sinkDescribeSchema(s *connectors.Schema) string {
 }
 
 // sinkAppendText appends v (not nil) as PostgreSQL's text input for a
-// column of type colType (format_type's spelling) to dst. Values travel
-// as text (but those sinkWireOf sends binary) and are cast to the column's
-// own type in the statement,
-// so every type PostgreSQL can read from text works, including ones the
-// sink has no Go mapping for (enums, uuid, json, varchar(n), numeric(p,s),
-// ...), and one prepared statement serves any number of rows (see
-// sinkwire.go). The common types are appended in place, without a string
-// of their own.
+// column of type colType (format_type's spelling) to dst. Values travel as
+// text (but those sinkWireOf sends binary) and are cast to the column's own
+// type in the statement, so every type PostgreSQL can read from text works,
+// including ones the sink has no Go mapping for (enums, uuid, json,
+// varchar(n), numeric(p,s), ...), and one prepared statement serves any
+// number of rows (see sinkwire.go). The common types are appended in
+// place, without a string of their own.
 //
 // s is the field's Connect schema, nil for schemaless values.
 func sinkAppendText(dst []byte, v any, s *connectors.Schema, colType string, tz *time.Location) ([]byte, error) {

@@ -169,7 +169,7 @@ func (w sinkWire) appendBinary(dst []byte, v any, tz *time.Location) ([]byte, er
 }
 
 // sinkSpan is where one value lies in a run's data; start -1 is NULL.
-type sinkSpan struct{ start, end int32 }
+type sinkSpan struct{ start, end int }
 
 var sinkNull = sinkSpan{start: -1}
 
@@ -219,7 +219,7 @@ func (r *sinkRun) appendValue(c int, v any, s *connectors.Schema, colType string
 			return err
 		}
 		r.data = data
-		r.spans = append(r.spans, sinkSpan{start: int32(start), end: int32(len(data))})
+		r.spans = append(r.spans, sinkSpan{start: start, end: len(data)})
 		return nil
 	}
 	data, err := sinkAppendText(r.data, v, s, colType, tz)
@@ -234,7 +234,7 @@ func (r *sinkRun) appendValue(c int, v any, s *connectors.Schema, colType string
 		return fmt.Errorf("value contains a NUL character, which PostgreSQL text cannot store")
 	}
 	r.data = data
-	r.spans = append(r.spans, sinkSpan{start: int32(start), end: int32(len(data))})
+	r.spans = append(r.spans, sinkSpan{start: start, end: len(data)})
 	return nil
 }
 

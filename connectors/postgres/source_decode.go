@@ -95,7 +95,10 @@ func srcKindOf(c *Column, fd *pgconn.FieldDescription) srcKind {
 
 // srcStringRef is a string value waiting for its batch's backing string:
 // row and column, and its place in the arena.
-type srcStringRef struct{ row, col, start, end int32 }
+type srcStringRef struct {
+	row, col   int32
+	start, end int
+}
 
 // srcDecoder decodes the rows of one query. Its buffers are reused from
 // query to query (the fetch goroutine owns it); the rows it returns are not.
@@ -136,7 +139,7 @@ func (d *srcDecoder) collect(rows pgx.Rows, cols []Column) ([]srcRow, error) {
 				continue
 			}
 			if d.kinds[i] == srcString {
-				d.refs = append(d.refs, srcStringRef{row: int32(len(out)), col: int32(i), start: int32(len(d.arena)), end: int32(len(d.arena) + len(raw))})
+				d.refs = append(d.refs, srcStringRef{row: int32(len(out)), col: int32(i), start: len(d.arena), end: len(d.arena) + len(raw)})
 				d.arena = append(d.arena, raw...)
 				continue
 			}
