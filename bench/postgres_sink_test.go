@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -114,7 +116,7 @@ func pgSinkTableDDL(table string) string {
 // write it. It does not read Kafka: it measures what PostgreSQL and pgx
 // allow, and the sink's ratio to it is the cost of everything else
 // (consuming, converting, the runtime, building statements).
-func runPgSinkRaw(ctx context.Context, url, table string, s pgSinkSpec) (time.Duration, error) {
+func runPgSinkRaw(ctx context.Context, url, table string, s pgSinkSpec) (time.Duration, time.Duration, error) {
 	pad := strings.Repeat("n", s.valueSize)
 	sql := "INSERT INTO " + pgx.Identifier{table}.Sanitize() + " (id, customer, amount, at, note) VALUES ($1, $2, $3, $4, $5)"
 	if s.mode == "upsert" {
@@ -124,7 +126,7 @@ func runPgSinkRaw(ctx context.Context, url, table string, s pgSinkSpec) (time.Du
 	for w := range conns {
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer conn.Close(context.Background())
 		conns[w] = conn
@@ -165,8 +167,40 @@ func runPgSinkRaw(ctx context.Context, url, table string, s pgSinkSpec) (time.Du
 			first = err
 		}
 	}
-	return time.Since(start), first
+	took := time.Since(start)
+	pids := make([]uint32, len(conns))
+	for i, conn := range conns {
+		pids[i] = conn.PgConn().PID()
+	}
+	return took, pgBackendsCPU(pids), first
 }
+
+// pgBackendsCPU is the CPU time the server processes pids used so far (user
+// and system, from /proc: the server runs on this machine), 0 for one it
+// cannot read. It measures the database's share of a run, which the load
+// of a shared machine disturbs far less than the wall clock.
+func pgBackendsCPU(pids []uint32) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the command, which is in parentheses and may hold
+		// spaces: state is the first, utime the 12th, stime the 13th.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(utime+stime) * time.Second / pgClockTicks
+	}
+	return total
+}
+
+// pgClockTicks is Linux's USER_HZ, the unit of /proc's CPU times.
+const pgClockTicks = 100
 
 // pgSinkTimes are the ends of a sink run: first when the table first held a
 // row, done when it held every row.
@@ -176,7 +210,7 @@ type pgSinkTimes = firstDone
 // waits until the table holds every row. The clock starts before the
 // connector config is written, so it includes what a user waits for:
 // config round trip, task start, joining the consumer group.
-func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, topic, table string, s pgSinkSpec) (pgSinkTimes, error) {
+func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, topic, table string, s pgSinkSpec) (pgSinkTimes, time.Duration, error) {
 	var t pgSinkTimes
 	cfg := map[string]string{
 		"name":                           name,
@@ -192,9 +226,13 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
 		"value.converter.schemas.enable": "true",
 	}
+	var serverStart time.Time
+	if err := conn.QueryRow(ctx, "SELECT now()").Scan(&serverStart); err != nil {
+		return t, 0, err
+	}
 	start := time.Now()
 	if err := e.createConnector(ctx, name, cfg); err != nil {
-		return t, err
+		return t, 0, err
 	}
 	count := "SELECT count(*) FROM " + pgx.Identifier{table}.Sanitize()
 	// Polled every 20 ms: fine against runs of seconds; a count(*) of a
@@ -215,14 +253,29 @@ func runPgSinkSluice(ctx context.Context, e *env, conn *pgx.Conn, url, name, top
 		}
 		return n == s.rows, nil
 	})
-	return t, err
+	if err != nil {
+		return t, 0, err
+	}
+	// The sink tasks' connections, still open: those of this database
+	// opened since the run started, but the one asking.
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+		AND pid <> pg_backend_pid() AND backend_start >= $1`, serverStart)
+	if err != nil {
+		return t, 0, err
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
+	return t, pgBackendsCPU(pids), err
 }
 
 type pgSinkPair = runTimes[pgSinkTimes]
 
+// pgSinkServerCPU adds up the database server's CPU time spent on each
+// side's writes.
+type pgSinkServerCPU struct{ raw, sluice time.Duration }
+
 // runPgSinkPair fills a topic, then runs the raw writer and the sink one
 // after the other into tables of their own, rawFirst choosing the order.
-func runPgSinkPair(ctx context.Context, e *env, pg *pgtest.Server, conn *pgx.Conn, run int, s pgSinkSpec, rawFirst bool) (pgSinkPair, error) {
+func runPgSinkPair(ctx context.Context, e *env, pg *pgtest.Server, conn *pgx.Conn, run int, s pgSinkSpec, rawFirst bool, cpu *pgSinkServerCPU) (pgSinkPair, error) {
 	var r pgSinkPair
 	name := fmt.Sprintf("pgsink-%d", run)
 	topic, rawTable, sinkTable := name, name+"-raw", name+"-sluice"
@@ -236,14 +289,18 @@ func runPgSinkPair(ctx context.Context, e *env, pg *pgtest.Server, conn *pgx.Con
 	}
 	doRaw := func() (err error) {
 		runtime.GC()
-		r.raw, err = runPgSinkRaw(ctx, pg.URL(), rawTable, s)
+		var server time.Duration
+		r.raw, server, err = runPgSinkRaw(ctx, pg.URL(), rawTable, s)
+		cpu.raw += server
 		return err
 	}
 	doSluice := func() (err error) {
 		runtime.GC()
-		if r.sluice, err = runPgSinkSluice(ctx, e, conn, pg.JDBCURL(), name, topic, sinkTable, s); err != nil {
+		var server time.Duration
+		if r.sluice, server, err = runPgSinkSluice(ctx, e, conn, pg.JDBCURL(), name, topic, sinkTable, s); err != nil {
 			return err
 		}
+		cpu.sluice += server
 		return e.deleteConnector(ctx, name)
 	}
 	if err := inOrder(rawFirst, nil, doRaw, doSluice); err != nil {
@@ -310,7 +367,8 @@ func BenchmarkPostgresSink(b *testing.B) {
 	conn := pg.Conn(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	rows := loopRuns(b, func(i int) (pgSinkPair, error) { return runPgSinkPair(ctx, e, pg, conn, i, s, i%2 == 0) })
+	var cpu pgSinkServerCPU
+	rows := loopRuns(b, func(i int) (pgSinkPair, error) { return runPgSinkPair(ctx, e, pg, conn, i, s, i%2 == 0, &cpu) })
 	raw := sum(rows, func(r pgSinkPair) time.Duration { return r.raw })
 	sl := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.done })
 	first := sum(rows, func(r pgSinkPair) time.Duration { return r.sluice.first })
@@ -319,6 +377,8 @@ func BenchmarkPostgresSink(b *testing.B) {
 	b.ReportMetric(rate(n, sl), "sluice-rows/s")
 	b.ReportMetric(raw.Seconds()/sl.Seconds(), "ratio-vs-raw")
 	b.ReportMetric(float64(first.Milliseconds())/float64(len(rows)), "first-row-ms")
+	b.ReportMetric(float64(cpu.raw.Microseconds())/float64(n), "raw-server-cpu-us/row")
+	b.ReportMetric(float64(cpu.sluice.Microseconds())/float64(n), "sluice-server-cpu-us/row")
 	b.Log("\n" + pgSinkTable(s, rows))
 }
 
@@ -332,8 +392,11 @@ func TestPostgresSinkBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := pgSinkSpec{rows: 1500, tasks: 2, valueSize: 16, mode: "upsert"}
+	var cpu pgSinkServerCPU
 	rows := smokePairs(t, func(run int, rawFirst bool) (pgSinkPair, error) {
-		return runPgSinkPair(ctx, e, pg, conn, run, s, rawFirst)
+		return runPgSinkPair(ctx, e, pg, conn, run, s, rawFirst, &cpu)
 	})
+	// No check of cpu: at these sizes the server's work is a tick or two
+	// of /proc's 10 ms.
 	t.Log("\n" + pgSinkTable(s, rows))
 }

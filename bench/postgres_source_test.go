@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/conformance"
 	"github.com/sluice-io/sluice/connectors/postgres"
 	"github.com/sluice-io/sluice/internal/pgtest"
 )
@@ -64,6 +67,57 @@ func runPgRaw(ctx context.Context, url string, rows, batch int) (time.Duration, 
 	}
 	if n != rows {
 		return 0, fmt.Errorf("raw reader read %d rows, want %d", n, rows)
+	}
+	return time.Since(start), nil
+}
+
+// runPgTask is the connector alone: the JDBC source's task, opened as the
+// runtime opens it and polled in a loop until it returned every row as a
+// Connect record (a struct of the row's values, with its offset), with no
+// runtime, converter or Kafka behind it. Its time against runPgRaw's is
+// the connector's own cost; Sluice's against its is the runtime's.
+func runPgTask(ctx context.Context, tb testing.TB, pg *pgtest.Server, rows, batch int) (time.Duration, error) {
+	cfg := map[string]string{
+		"connector.class":          postgres.SourceClass,
+		"tasks.max":                "1",
+		"connection.url":           pg.JDBCURL(),
+		"mode":                     "incrementing",
+		"incrementing.column.name": "id",
+		"topic.prefix":             "task-",
+		"batch.max.rows":           strconv.Itoa(batch),
+	}
+	start := time.Now()
+	c := &postgres.JdbcSourceConnector{}
+	if err := c.Start(ctx, conformance.NewConnectorContext(tb, "pg-task"), cfg); err != nil {
+		return 0, err
+	}
+	defer c.Stop()
+	tcs, err := c.TaskConfigs(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	task := &postgres.SourceTask{}
+	defer task.Close()
+	if err := task.Open(ctx, conformance.NewSourceContext(tb, "pg-task", 0), tcs[0]); err != nil {
+		return 0, err
+	}
+	n := 0
+	for n < rows {
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		recs, err := task.Poll(pctx)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range recs {
+			if _, ok := r.Value.(*connectors.StructValue); !ok || r.Offset[postgres.OffsetIncrementing] != int64(n+1) {
+				return 0, fmt.Errorf("record %d: %T value, offset %v", n, r.Value, r.Offset)
+			}
+			n++
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 	}
 	return time.Since(start), nil
 }
@@ -134,33 +188,60 @@ func BenchmarkPostgresSource(b *testing.B) {
 	pgBenchTable(b, pg, rows)
 	e := newEnv(b)
 	ctx := context.Background()
-	var rawTotal, sluiceTotal, ackedTotal time.Duration
+	var rawTotal, taskTotal, sluiceTotal, ackedTotal time.Duration
+	// CPU of this process per side: a shared machine's load moves the
+	// wall clock far more than it moves these.
+	var rawCPU, taskCPU, sluiceCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		runtime.GC()
-		var raw time.Duration
+		var raw, task time.Duration
 		var sl sluiceTimes
 		var err error
-		doRaw := func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }
-		doSluice := func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }
-		if err := inOrder(i%2 == 0, runtime.GC, doRaw, doSluice); err != nil {
-			b.Fatal(err)
+		timed := func(cpu *time.Duration, run func() error) func() error {
+			return func() error {
+				c0 := processCPU()
+				err := run()
+				*cpu += processCPU() - c0
+				return err
+			}
 		}
-		b.Logf("run %d: raw pgx %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
-			float64(rows)/raw.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())
+		steps := []func() error{
+			timed(&rawCPU, func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }),
+			timed(&taskCPU, func() error { task, err = runPgTask(ctx, b, pg, rows, batch); return err }),
+			timed(&sluiceCPU, func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }),
+		}
+		if i%2 == 1 {
+			slices.Reverse(steps)
+		}
+		for _, step := range steps {
+			runtime.GC()
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Logf("run %d: raw pgx %.0f rows/s, task alone %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
+			float64(rows)/raw.Seconds(), float64(rows)/task.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())
 		rawTotal += raw
+		taskTotal += task
 		sluiceTotal += sl.committed
 		ackedTotal += sl.acked
 	}
 	b.StopTimer()
 	rawRate := float64(rows*b.N) / rawTotal.Seconds()
+	taskRate := float64(rows*b.N) / taskTotal.Seconds()
 	sluiceRate := float64(rows*b.N) / sluiceTotal.Seconds()
 	b.ReportMetric(rawRate, "raw-rows/s")
+	b.ReportMetric(taskRate, "task-rows/s")
 	b.ReportMetric(sluiceRate, "sluice-rows/s")
 	ackedRate := float64(rows*b.N) / ackedTotal.Seconds()
 	b.ReportMetric(ackedRate, "sluice-acked-rows/s")
+	b.ReportMetric(taskRate/rawRate, "task-ratio-vs-raw")
 	b.ReportMetric(sluiceRate/rawRate, "ratio-vs-raw")
 	b.ReportMetric(ackedRate/rawRate, "acked-ratio-vs-raw")
+	perRow := func(cpu time.Duration) float64 { return float64(cpu.Microseconds()) / float64(rows*b.N) }
+	b.ReportMetric(perRow(rawCPU), "raw-cpu-us/row")
+	b.ReportMetric(perRow(taskCPU), "task-cpu-us/row")
+	b.ReportMetric(perRow(sluiceCPU), "sluice-cpu-us/row")
 }
 
 // TestPostgresSourceBenchSmoke runs the benchmark's code with a small table,
@@ -173,6 +254,9 @@ func TestPostgresSourceBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := runPgRaw(ctx, pg.URL(), rows, batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPgTask(ctx, t, pg, rows, batch); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runPgSluice(ctx, e, pg, "pg-smoke", rows, batch); err != nil {

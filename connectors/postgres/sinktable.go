@@ -171,14 +171,17 @@ const (
 	sinkOpDelete = "delete"
 )
 
-// statement returns the SQL that writes rows of layout l with op. Each
-// column's values arrive as one text[] parameter, unnested into rows and
-// cast to the column's type: one statement, prepared once per connection
-// (pgx caches prepared statements by SQL text), writes any number of rows
-// in one round trip. It returns "" when there is nothing to do (an update
-// of a layout that has only key columns).
-func (m *sinkTableMeta) statement(op string, l *sinkLayout) (string, error) {
-	key := op + "\x00" + l.id
+// statement returns the SQL that writes rows of layout l with op, each
+// column's values traveling as wires says. Each column's values arrive as
+// one array parameter (text[], or an array of the column's own type:
+// sinkwire.go), unnested into rows and cast to the column's type: one
+// statement, prepared once per connection (sinkStatements), writes any
+// number of rows in one round trip. It returns "" when there is nothing to
+// do (an update of a layout that has only key columns).
+func (m *sinkTableMeta) statement(op string, l *sinkLayout, wires []sinkWire) (string, error) {
+	// Layouts of one id have the same columns, but their values may
+	// travel in other forms.
+	key := op + "\x00" + l.id + "\x00" + string(wires)
 	if s, ok := m.stmts[key]; ok {
 		return s, nil
 	}
@@ -198,7 +201,8 @@ func (m *sinkTableMeta) statement(op string, l *sinkLayout) (string, error) {
 		if i > 0 {
 			src.WriteString(", ")
 		}
-		src.WriteString("$" + strconv.Itoa(i+1) + "::text[]")
+		_, elem := wires[i].elem()
+		src.WriteString("$" + strconv.Itoa(i+1) + "::" + elem + "[]")
 	}
 	src.WriteString(") AS u(")
 	for i := range l.cols {

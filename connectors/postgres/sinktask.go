@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -39,6 +38,14 @@ type SinkTask struct {
 	tables  map[string]*sinkTableMeta // by quoted name
 	layouts map[sinkLayoutCacheKey]*sinkLayout
 	refs    map[string]sinkTableRef // by topic
+
+	// Of the connection: its prepared statements.
+	stmts sinkStatements
+	// Buffers reused from Write to Write.
+	spare  []*sinkRun
+	key    []byte
+	params []byte
+	ends   []int
 }
 
 // Open parses the config (the URL included). It does not connect:
@@ -76,6 +83,7 @@ func (t *SinkTask) dropConn() {
 	// already gone, which is what closing wants.
 	_ = t.conn.Close(ctx)
 	t.conn = nil
+	t.stmts = sinkStatements{}
 }
 
 // sinkTableWrite is everything one Write does to one table, in record order.
@@ -198,51 +206,101 @@ func (t *SinkTask) write(ctx context.Context, writes []*sinkTableWrite) error {
 		}
 		metas[i] = m
 	}
-	// The data, all tables in one transaction.
-	batches := make([][]*sinkRun, len(writes))
+	// The data, all tables in one transaction: BEGIN and the statements
+	// of every run go as one pipeline (sinkwire.go), then COMMIT once
+	// all succeeded. COMMIT stays a round trip of its own: sent in the
+	// pipeline, it would commit a Write whose caller gave up waiting (a
+	// statement blocked on a lock finishes after the connection closed),
+	// which the retry would then write again.
+	type sent struct {
+		run   *sinkRun
+		table sinkTableRef
+		meta  *sinkTableMeta
+	}
+	var batch pgconn.Batch
+	batch.ExecParams("BEGIN", nil, nil, nil, nil)
+	var sents []sent
+	defer func() {
+		for _, s := range sents {
+			t.spare = append(t.spare, s.run)
+		}
+	}()
 	for i, tw := range writes {
 		if metas[i] == nil {
 			continue // only deletes, of a table that does not exist
 		}
 		runs, err := t.runs(tw, metas[i])
+		for _, r := range runs {
+			// Recycled with the sent ones, whatever happens.
+			sents = append(sents, sent{run: r, table: tw.ref, meta: metas[i]})
+		}
 		if err != nil {
 			return err
 		}
-		batches[i] = runs
 	}
-	tx, err := t.conn.Begin(ctx)
-	if err != nil {
+	pgc := t.conn.PgConn()
+	queued := sents[:0:0]
+	for _, s := range sents {
+		sql, err := s.meta.statement(s.run.op, s.run.layout, s.run.wires)
+		if err != nil {
+			return err
+		}
+		if sql == "" {
+			continue
+		}
+		sd, err := t.stmts.prepare(ctx, pgc, sql)
+		if err != nil {
+			return fmt.Errorf("prepare the %s of table %s: %w", s.run.op, s.table, err)
+		}
+		t.params, t.ends = s.run.appendParams(t.params[:0], t.ends[:0])
+		params := make([][]byte, len(t.ends))
+		from := 0
+		for c, end := range t.ends {
+			params[c] = t.params[from:end]
+			from = end
+		}
+		// Bind copies the parameters into the batch: t.params is free
+		// again for the next run.
+		batch.ExecStatement(sd, params, sinkBinary, nil)
+		queued = append(queued, s)
+	}
+	if len(queued) == 0 {
+		return nil
+	}
+	mrr := pgc.ExecBatch(ctx, &batch)
+	done := -1 // BEGIN comes first
+	for mrr.NextResult() {
+		if _, err := mrr.ResultReader().Close(); err != nil {
+			break
+		}
+		done++
+	}
+	if err := mrr.Close(); err != nil {
+		t.rollback(pgc)
+		if done >= 0 && done < len(queued) {
+			s := queued[done]
+			return fmt.Errorf("%s of %d rows into table %s: %w", s.run.op, s.run.rows, s.table, err)
+		}
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer func() {
-		// After a successful Commit, Rollback does nothing. On its own
-		// deadline: ctx may be the one that ended.
-		rctx, cancel := context.WithTimeout(context.Background(), sinkCloseTimeout)
-		defer cancel()
-		_ = tx.Rollback(rctx)
-	}()
-	for i, runs := range batches {
-		for _, r := range runs {
-			sql, err := metas[i].statement(r.op, r.layout)
-			if err != nil {
-				return err
-			}
-			if sql == "" {
-				continue
-			}
-			args := make([]any, len(r.cols))
-			for c := range r.cols {
-				args[c] = r.cols[c]
-			}
-			if _, err := tx.Exec(ctx, sql, args...); err != nil {
-				return fmt.Errorf("%s of %d rows into table %s: %w", r.op, r.rows, writes[i].ref, err)
-			}
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
+	if _, err := pgc.Exec(ctx, "COMMIT").ReadAll(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// rollback ends the failed transaction of a Write, on its own deadline:
+// the Write's may be what ended. A connection that cannot is closed, which
+// ends the transaction too.
+func (t *SinkTask) rollback(pgc *pgconn.PgConn) {
+	if pgc.IsClosed() || pgc.TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sinkCloseTimeout)
+	defer cancel()
+	if _, err := pgc.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
+		t.dropConn()
+	}
 }
 
 // prepareTable makes sure tw's table exists and has every column its
@@ -349,27 +407,15 @@ func (t *SinkTask) ddl(ctx context.Context, ref sinkTableRef, sql string) (*sink
 	return m, nil
 }
 
-// sinkRun is one statement's worth of rows of one layout, column by column.
-type sinkRun struct {
-	op     string
-	layout *sinkLayout
-	cols   [][]pgtype.Text
-	rows   int
-	// byKey finds the row of a primary key, for upsert, update and
-	// delete: one statement cannot touch a row twice (ON CONFLICT DO
-	// UPDATE refuses to), and the last record of a key is the one that
-	// counts, so a later record replaces an earlier one in place.
-	byKey map[string]int
-}
-
 // runs splits a table's records into statements: consecutive records of
 // one layout share a statement of at most batch.size rows. A change of
 // layout (another schema, or a delete after writes) starts a new one, so
-// statements apply in record order.
+// statements apply in record order. Every value is rendered here, so a
+// record that cannot be written fails the batch before the database sees
+// any of it.
 func (t *SinkTask) runs(tw *sinkTableWrite, m *sinkTableMeta) ([]*sinkRun, error) {
 	var out []*sinkRun
 	var cur *sinkRun
-	var key strings.Builder
 	for i, r := range tw.records {
 		l := tw.layouts[i]
 		if cur == nil || cur.layout != l || cur.rows >= t.cfg.batchSize {
@@ -377,58 +423,38 @@ func (t *SinkTask) runs(tw *sinkTableWrite, m *sinkTableMeta) ([]*sinkRun, error
 			if l.delete {
 				op = sinkOpDelete
 			}
-			cur = &sinkRun{op: op, layout: l, cols: make([][]pgtype.Text, len(l.cols))}
-			if op != sinkOpInsert {
-				cur.byKey = map[string]int{}
-			}
+			cur = t.newRun(op, l, m)
 			out = append(out, cur)
 		}
-		row := cur.rows
-		if cur.byKey != nil {
-			key.Reset()
-			for c := range l.npk {
-				v, err := t.text(r, m, l, c)
-				if err != nil {
-					return nil, err
-				}
-				if !v.Valid {
-					return nil, sinkRecordError(r, "primary key column %q of table %s is null", l.cols[c].name, tw.ref)
-				}
-				// NUL cannot occur in PostgreSQL text: a safe separator.
-				key.WriteString(v.String)
-				key.WriteByte(0)
-			}
-			if prev, ok := cur.byKey[key.String()]; ok {
-				row = prev
-			} else {
-				cur.byKey[key.String()] = row
-			}
-		}
 		for c := range l.cols {
-			v, err := t.text(r, m, l, c)
-			if err != nil {
-				return nil, err
+			col := &l.cols[c]
+			if err := cur.appendValue(c, sinkValueOf(r, col), col.schema, m.cols[col.name], t.cfg.tz); err != nil {
+				return out, sinkRecordError(r, "table %s, column %q: %v", m.ref, col.name, err)
 			}
-			if row == cur.rows {
-				cur.cols[c] = append(cur.cols[c], v)
-			} else {
-				cur.cols[c][row] = v
+			if c < l.npk && cur.byKey != nil && cur.spans[len(cur.spans)-1].start < 0 {
+				return out, sinkRecordError(r, "primary key column %q of table %s is null", col.name, tw.ref)
 			}
 		}
-		if row == cur.rows {
-			cur.rows++
+		var key []byte
+		if cur.byKey != nil {
+			key = cur.appendKey(t.key[:0])
+			t.key = key
 		}
+		cur.endRow(key)
 	}
 	return out, nil
 }
 
-func (t *SinkTask) text(r *connectors.SinkRecord, m *sinkTableMeta, l *sinkLayout, c int) (pgtype.Text, error) {
-	col := &l.cols[c]
-	v, err := sinkTextValue(sinkValueOf(r, col), col.schema, m.cols[col.name], t.cfg.tz)
-	if err != nil {
-		return v, sinkRecordError(r, "table %s, column %q: %v", m.ref, col.name, err)
+// newRun returns an empty run, reusing the buffers of an earlier Write's.
+func (t *SinkTask) newRun(op string, l *sinkLayout, m *sinkTableMeta) *sinkRun {
+	var r *sinkRun
+	if n := len(t.spare); n > 0 {
+		r, t.spare = t.spare[n-1], t.spare[:n-1]
+	} else {
+		r = &sinkRun{}
 	}
-	return v, nil
+	r.reset(op, l, m)
+	return r
 }
 
 func sinkIsPgError(err error) bool {

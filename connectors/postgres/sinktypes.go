@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/sluice-io/sluice/connectors"
 )
 
@@ -57,28 +55,44 @@ func sinkDescribeSchema(s *connectors.Schema) string {
 	return string(s.Type)
 }
 
-// sinkTextValue renders v as PostgreSQL's text input for a column of type
-// colType (format_type's spelling). All values travel as text and are cast
-// to the column's own type in the statement, so every type PostgreSQL can
-// read from text works, including ones the sink has no Go mapping for
-// (enums, uuid, json, varchar(n), numeric(p,s), ...), and one prepared
-// statement serves any number of rows (see sinkstmt.go).
+// sinkAppendText appends v (not nil) as PostgreSQL's text input for a
+// column of type colType (format_type's spelling) to dst. Values travel as
+// text (but those sinkWireOf sends binary) and are cast to the column's own
+// type in the statement, so every type PostgreSQL can read from text works,
+// including ones the sink has no Go mapping for (enums, uuid, json,
+// varchar(n), numeric(p,s), ...), and one prepared statement serves any
+// number of rows (see sinkwire.go). The common types are appended in
+// place, without a string of their own.
 //
 // s is the field's Connect schema, nil for schemaless values.
-func sinkTextValue(v any, s *connectors.Schema, colType string, tz *time.Location) (pgtype.Text, error) {
-	if v == nil {
-		return pgtype.Text{}, nil
+func sinkAppendText(dst []byte, v any, s *connectors.Schema, colType string, tz *time.Location) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return append(dst, x...), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case int8:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int16:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+		}
+	case time.Time:
+		if s == nil || (s.Name != connectors.DateLogical && s.Name != connectors.TimeLogical) {
+			return x.In(tz).AppendFormat(dst, sinkPgTimestampLayout), nil
+		}
 	}
 	str, err := sinkTextOf(v, s, colType, tz)
 	if err != nil {
-		return pgtype.Text{}, err
+		return dst, err
 	}
-	if strings.IndexByte(str, 0) >= 0 {
-		// PostgreSQL text cannot hold NUL; saying so beats its generic
-		// "invalid byte sequence" error.
-		return pgtype.Text{}, fmt.Errorf("value contains a NUL character, which PostgreSQL text cannot store")
-	}
-	return pgtype.Text{String: str, Valid: true}, nil
+	return append(dst, str...), nil
 }
 
 // Layouts of PostgreSQL's text input. A Timestamp carries its offset, so a

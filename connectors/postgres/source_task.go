@@ -46,6 +46,7 @@ type SourceTask struct {
 	// Close after it ended.
 	conn      *pgx.Conn
 	cursorSeq int
+	dec       srcDecoder // the fetch goroutine's
 
 	inflight *srcFetch
 	ctx      context.Context // ends at Close: stops a running fetch
@@ -320,7 +321,7 @@ func (t *SourceTask) fetchRecords(ctx context.Context, f *srcFetch) error {
 	return t.records(f, rows)
 }
 
-// srcRow is one row as pgx decoded it.
+// srcRow is one row: its columns' Connect values (source_decode.go).
 type srcRow []any
 
 // query runs the data query; for a table it runs the fingerprint query in
@@ -331,7 +332,7 @@ func (t *SourceTask) query(ctx context.Context, st *srcState, sql string, args .
 		if err != nil {
 			return nil, "", fmt.Errorf("query %s: %w", st.what, err)
 		}
-		out, err := srcCollect(rows)
+		out, err := t.dec.collect(rows, st.cols.cols)
 		if err != nil {
 			return nil, "", fmt.Errorf("query %s: %w", st.what, err)
 		}
@@ -349,7 +350,7 @@ func (t *SourceTask) query(ctx context.Context, st *srcState, sql string, args .
 	rows, err := br.Query()
 	var out []srcRow
 	if err == nil {
-		out, err = srcCollect(rows)
+		out, err = t.dec.collect(rows, st.cols.cols)
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -363,19 +364,6 @@ func (t *SourceTask) query(ctx context.Context, st *srcState, sql string, args .
 		return nil, "", fmt.Errorf("query %s: %w", st.what, err)
 	}
 	return out, fp, nil
-}
-
-func srcCollect(rows pgx.Rows) ([]srcRow, error) {
-	defer rows.Close()
-	var out []srcRow
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // describe reads the columns of st and builds its select list and schema.
@@ -478,7 +466,7 @@ func (t *SourceTask) completeTies(ctx context.Context, st *srcState, rows []srcR
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", st.what, err)
 	}
-	all, err := srcCollect(r)
+	all, err := t.dec.collect(r, st.cols.cols)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", st.what, err)
 	}
@@ -512,12 +500,13 @@ func srcRowInt(v any) (int64, bool) {
 func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 	st := f.st
 	prevTs := f.ts // timestamp mode: the end of the last complete group
-	recs := make([]*connectors.SourceRecord, 0, len(rows))
+	recs := make([]*connectors.SourceRecord, len(rows))
+	// One allocation each for the batch's records and structs; a row's
+	// values are the struct's values as they are.
+	slab := make([]connectors.SourceRecord, len(rows))
+	structs := make([]connectors.StructValue, len(rows))
 	for i, row := range rows {
-		v, err := t.value(st, row)
-		if err != nil {
-			return err
-		}
+		structs[i] = connectors.StructValue{Schema: st.cols.schema, Values: row}
 		off := map[string]any{}
 		if t.cfg.usesIncrementing() {
 			n, ok := srcRowInt(row[st.cols.inc])
@@ -525,7 +514,11 @@ func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 				return fmt.Errorf("%s: incrementing column %q is NULL in a row", st.what, st.cols.cols[st.cols.inc].Name)
 			}
 			f.inc = n
-			off[OffsetIncrementing] = n
+			if _, isInt64 := row[st.cols.inc].(int64); isInt64 {
+				off[OffsetIncrementing] = row[st.cols.inc] // the row's boxed value: no allocation
+			} else {
+				off[OffsetIncrementing] = n
+			}
 		}
 		if t.cfg.usesTimestamp() {
 			ts, ok := t.rowTime(st, row)
@@ -545,28 +538,17 @@ func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 			off[OffsetTimestamp] = ts.UnixMilli()
 			off[OffsetTimestampNanos] = int64(ts.Nanosecond())
 		}
-		recs = append(recs, &connectors.SourceRecord{
+		slab[i] = connectors.SourceRecord{
 			Partition:   st.partition,
 			Offset:      off,
 			Topic:       st.topic,
 			ValueSchema: st.cols.schema,
-			Value:       v,
-		})
+			Value:       &structs[i],
+		}
+		recs[i] = &slab[i]
 	}
 	f.recs = recs
 	return nil
-}
-
-func (t *SourceTask) value(st *srcState, row srcRow) (*connectors.StructValue, error) {
-	sv := connectors.NewStruct(st.cols.schema)
-	for i, c := range st.cols.cols {
-		v, err := c.ConnectValue(row[i])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", st.what, err)
-		}
-		sv.Values[i] = v
-	}
-	return sv, nil
 }
 
 // fetchBulk reads the next batch of a bulk pass. A pass is a WITH HOLD
@@ -589,7 +571,7 @@ func (t *SourceTask) fetchBulk(ctx context.Context, f *srcFetch) error {
 	if err != nil {
 		return fmt.Errorf("query %s: %w", st.what, err)
 	}
-	rows, err := srcCollect(r)
+	rows, err := t.dec.collect(r, st.cols.cols)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", st.what, err)
 	}
