@@ -30,6 +30,17 @@ type Task struct {
 	meta *pgx.Conn
 	repl *pgconn.PgConn
 
+	// txn is set when the worker runs the task exactly once with
+	// transaction.boundary=connector: the reader then commits the whole
+	// snapshot, and each PostgreSQL transaction, as one Kafka transaction.
+	txn connectors.TransactionContext
+	// handed is the offset of the last record Poll returned: a reader
+	// restarted after a retriable failure resumes after it, not from the
+	// stored offset, for the records in between are on their way to Kafka
+	// (in an exactly-once task's open transaction they would be written
+	// twice).
+	handed map[string]any
+
 	queue  chan *connectors.SourceRecord
 	failed chan struct{} // closed when the reader stopped with err
 	err    error
@@ -147,6 +158,7 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 		return err
 	}
 	t.s, t.tc, t.log = s, tc, *tc.Logger()
+	t.txn = tc.TransactionContext()
 	t.partition = map[string]any{"server": s.prefix}
 	if s.extendedHeaders {
 		t.headers = contextHeaders(s.prefix, newRunID())
@@ -163,11 +175,15 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 	return t.startReader()
 }
 
-// startReader starts a reader from the stored offset.
+// startReader starts a reader after the last record Poll returned, or
+// from the stored offset when it returned none.
 func (t *Task) startReader() error {
-	stored, err := t.tc.Offset(t.partition)
-	if err != nil {
-		return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
+	stored := t.handed
+	if stored == nil {
+		var err error
+		if stored, err = t.tc.Offset(t.partition); err != nil {
+			return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
+		}
 	}
 	t.queue = make(chan *connectors.SourceRecord, t.s.maxQueue)
 	t.failed = make(chan struct{})
@@ -276,10 +292,17 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 		out = append(out, r)
 	case <-t.failed:
 		err := t.err
+		if t.txn != nil {
+			// Fail the task, retriable or not: the runtime aborts the
+			// open transaction (a part of a snapshot or of a PostgreSQL
+			// transaction) and restarts the task, which resumes from
+			// the offsets committed with the last whole one.
+			return nil, fmt.Errorf("%v (transaction.boundary=connector: the task restarts from its last committed transaction)", err)
+		}
 		if connectors.IsRetriable(err) {
 			// The runtime retries Poll with backoff: the next call
-			// reads from a new reader, started from the stored offset
-			// (records queued but not yet stored come again).
+			// reads from a new reader, started after the last record
+			// returned.
 			t.stopReader()
 			if rerr := t.startReader(); rerr != nil {
 				return nil, rerr
@@ -296,9 +319,11 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 		case r := <-t.queue:
 			out = append(out, r)
 		default:
+			t.handed = out[len(out)-1].Offset
 			return out, nil
 		}
 	}
+	t.handed = out[len(out)-1].Offset
 	return out, nil
 }
 
