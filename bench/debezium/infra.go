@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// process is a child the harness started, in a process group of its own,
+// with its output in a log file.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+	waitErr error
+}
+
+func startProcess(name, logPath string, argv ...string) (*process, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group: Ctrl-C on the harness reaches the harness
+	// alone, which stops its children itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// alive returns an error, with the end of the log, once the process exited.
+func (p *process) alive() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s exited (%v); the end of its log %s:\n%s", p.name, p.waitErr, p.logPath, tail(p.logPath, 30))
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM, and SIGKILL after grace.
+func (p *process) stop(grace time.Duration) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// procStat reads a process's resident set size (bytes) and CPU time
+// (user + system) from /proc.
+func procStat(pid int) (rss int64, cpu time.Duration, err error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			rss = kb * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The fields after the command name, which may hold spaces, in
+	// parentheses: utime and stime are the 12th and 13th of them.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return rss, time.Duration(ut+st) * time.Second / ticksPerSecond, nil
+}
+
+// rssSampler records the peak RSS of a process, sampled every 200 ms.
+type rssSampler struct {
+	stop chan struct{}
+	done chan int64
+}
+
+func sampleRSS(pid int) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{}), done: make(chan int64, 1)}
+	go func() {
+		var peak int64
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if rss, _, err := procStat(pid); err == nil {
+				peak = max(peak, rss)
+			}
+			select {
+			case <-s.stop:
+				s.done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) peak() int64 {
+	close(s.stop)
+	return <-s.done
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// postgres is a PostgreSQL server of the harness's own (Debian's package),
+// with wal_level=logical.
+type postgres struct {
+	bin, dir string
+	port     int
+	proc     *process
+	version  string
+}
+
+// pgBinDir finds the newest /usr/lib/postgresql/N/bin.
+func pgBinDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	if len(dirs) == 0 {
+		return "", errors.New("no PostgreSQL in /usr/lib/postgresql/*/bin (apt-get install postgresql)")
+	}
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi < vj
+	})
+	return dirs[len(dirs)-1], nil
+}
+
+func startPostgres(dir string) (*postgres, error) {
+	bin, err := pgBinDir()
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pg := &postgres{bin: bin, dir: dir, port: port}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	// fsync and synchronous_commit off: the benchmark measures the
+	// connectors, and the write load must outrun them on a small machine.
+	pg.proc, err = startProcess("postgres", filepath.Join(dir, "postgres.log"), filepath.Join(bin, "postgres"), "-D", data,
+		"-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
+		"-c", "wal_level=logical", "-c", "max_replication_slots=20", "-c", "max_wal_senders=20",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "shared_buffers=256MB", "-c", "max_wal_size=4GB")
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := pg.connect(context.Background())
+		if err == nil {
+			err = conn.QueryRow(context.Background(), "SHOW server_version").Scan(&pg.version)
+			conn.Close(context.Background())
+			if err == nil {
+				return pg, nil
+			}
+		}
+		if aerr := pg.proc.alive(); aerr != nil {
+			return nil, aerr
+		}
+		if time.Now().After(deadline) {
+			pg.proc.stop(10 * time.Second)
+			return nil, fmt.Errorf("PostgreSQL did not accept connections within 30 s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (pg *postgres) url() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
+}
+
+func (pg *postgres) connect(ctx context.Context) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, pg.url())
+}
+
+// exec runs statements on a connection of its own.
+func (pg *postgres) exec(ctx context.Context, sql ...string) error {
+	conn, err := pg.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, s := range sql {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+func (pg *postgres) stop() { pg.proc.stop(30 * time.Second) }
+
+// broker is the one Apache Kafka node both systems write to, started with
+// the integration suite's script (test/kafka/kafka.sh).
+type broker struct {
+	repo, dir, bootstrap string
+	client               *kgo.Client
+	admin                *kadm.Client
+}
+
+func startBroker(repo, dir string) (*broker, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	b := &broker{repo: repo, dir: dir, bootstrap: fmt.Sprintf("127.0.0.1:%d", port)}
+	cmd := exec.Command("bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", strconv.Itoa(port), dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("test/kafka/kafka.sh start: %w", err)
+	}
+	if b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap)); err != nil {
+		b.stop()
+		return nil, err
+	}
+	b.admin = kadm.NewClient(b.client)
+	return b, nil
+}
+
+func (b *broker) stop() {
+	if b.client != nil {
+		b.client.Close()
+	}
+	cmd := exec.Command("bash", filepath.Join(b.repo, "test/kafka/kafka.sh"), "stop", b.dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	_ = cmd.Run()
+}
+
+// records is the number of records in topic (its end offsets; 0 while it
+// does not exist).
+func (b *broker) records(ctx context.Context, topic string) (int64, error) {
+	ends, err := b.admin.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			n += o.Offset
+		}
+	})
+	return n, nil
+}
+
+// deleteTopics deletes the topics of a run, so that the broker's disk and
+// page cache do not grow round after round.
+func (b *broker) deleteTopics(ctx context.Context, prefix string) {
+	topics, err := b.admin.ListTopics(ctx)
+	if err != nil {
+		return
+	}
+	var del []string
+	for _, t := range topics.Names() {
+		if strings.HasPrefix(t, prefix) {
+			del = append(del, t)
+		}
+	}
+	if len(del) > 0 {
+		_, _ = b.admin.DeleteTopics(ctx, del...)
+	}
+}
