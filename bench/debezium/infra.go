@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -30,6 +31,11 @@ type process struct {
 }
 
 func startProcess(name, logPath string, argv ...string) (*process, error) {
+	return startProcessAs(nil, name, logPath, argv...)
+}
+
+// startProcessAs is startProcess as the user cred names (nil: this one).
+func startProcessAs(cred *syscall.Credential, name, logPath string, argv ...string) (*process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -38,7 +44,7 @@ func startProcess(name, logPath string, argv ...string) (*process, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group: Ctrl-C on the harness reaches the harness
 	// alone, which stops its children itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -195,14 +201,19 @@ func startPostgres(dir string) (*postgres, error) {
 		return nil, err
 	}
 	pg := &postgres{bin: bin, dir: dir, port: port}
+	cred, err := serverUser(dir)
+	if err != nil {
+		return nil, err
+	}
 	data := filepath.Join(dir, "data")
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	// fsync and synchronous_commit off: the benchmark measures the
 	// connectors, and the write load must outrun them on a small machine.
-	pg.proc, err = startProcess("postgres", filepath.Join(dir, "postgres.log"), filepath.Join(bin, "postgres"), "-D", data,
+	pg.proc, err = startProcessAs(cred, "postgres", filepath.Join(dir, "postgres.log"), filepath.Join(bin, "postgres"), "-D", data,
 		"-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "wal_level=logical", "-c", "max_replication_slots=20", "-c", "max_wal_senders=20",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
@@ -229,6 +240,30 @@ func startPostgres(dir string) (*postgres, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// serverUser is who runs PostgreSQL, which refuses to run as root: as
+// root, the OS user postgres (Debian's package creates it), who is given
+// dir and may enter its parents.
+func serverUser(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, PostgreSQL must run as another user, and there is no OS user postgres: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	// The work directory is made 0700; its postgres directory must be
+	// reachable.
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 func (pg *postgres) url() string {
@@ -290,6 +325,18 @@ func (b *broker) stop() {
 	cmd := exec.Command("bash", filepath.Join(b.repo, "test/kafka/kafka.sh"), "stop", b.dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	_ = cmd.Run()
+}
+
+// createTopic creates a topic of one partition.
+func (b *broker) createTopic(ctx context.Context, topic string) error {
+	resp, err := b.admin.CreateTopic(ctx, 1, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
 }
 
 // records is the number of records in topic (its end offsets; 0 while it

@@ -30,15 +30,17 @@ writes min and median per system, and the ratio Sluice / Debezium, to
 
 Each round runs each system once, the order flipping every round. A run is a
 fresh worker process with a fresh connector (its own slot, publication and
-topics) that goes through three phases:
+topics, created with one partition before the worker starts) that goes
+through three phases:
   snapshot   the connector snapshots a table of --rows rows; rows/s from the
              first record in its topic to the last (the topics' end offsets,
              polled every 100 ms)
   streaming  a writer commits --changes changes as fast as PostgreSQL takes
              them (half inserts, half updates, 100 rows a transaction) into a
-             second table; changes/s from the first record to the last. The
-             writer's own rate is reported too: it must be above both
-             connectors' for the figure to be the connector's
+             second table; changes/s from the writer's start to the last
+             record in the topic. The writer's own rate is reported too: it
+             must be above both connectors' for the figure to be the
+             connector's
   lag        a writer commits --lag-rate rows/s (10 rows a transaction) for
              --lag-duration into a third table while a consumer reads the
              topic; lag = when the consumer got the record - the commit time

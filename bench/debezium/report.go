@@ -162,10 +162,12 @@ Written by `+"`bench/debezium`"+` (`+"`just bench-debezium`"+`, see `+"`go run .
 
 Each round runs each system once, in turn, the order flipping every round; a run is a fresh worker
 process and a fresh connector (its own slot, publication and topics). Best is the highest rate or the
-lowest time or memory of the %d runs. Throughput counts from the first record in the topic to the last
-(its end offsets, polled every 100 ms), so the worker's start-up is not in it. The streaming writer
+lowest time or memory of the %d runs. The topics exist (one partition each) before the worker starts.
+The snapshot's rate counts from the first record in the topic to the last (its end offsets, polled
+every 100 ms), so the worker's start-up and the slot's creation are not in it. The streaming writer
 commits %d changes (half inserts, half updates, 100 rows a transaction) as fast as PostgreSQL takes
-them; its own rate is in the table, and where it is above a connector's, the connector is what limits.
+them, and the streaming rate counts from its start to the last record in the topic; the writer's own
+rate is in the table, and where it is above a connector's, the connector is what limits.
 Lag is from a row's commit (the event's source.ts_us) to its record's arrival at a consumer, under
 %d rows/s in transactions of 10 rows for %v, the first 2 s left out. RSS is the worker process's
 (the JVM's, or sluice's), sampled every 200 ms; CPU is its user and system time while streaming.

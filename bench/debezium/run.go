@@ -50,6 +50,13 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 		"table.include.list":          "public.snap,public.stream,public.lag",
 		"snapshot.mode":               "initial",
 	}
+	// The topics exist before the worker starts, one partition each, so
+	// that neither system's figures hold the creation of a topic.
+	for _, table := range []string{"snap", "stream", "lag"} {
+		if err := b.createTopic(ctx, name+".public."+table); err != nil {
+			return m, err
+		}
+	}
 	p, err := sys.start(dir, name, config)
 	if err != nil {
 		return m, err
@@ -67,7 +74,9 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 
 	// Snapshot.
 	rss := sampleRSS(pid)
-	m.snapshotRate, err = timeRecords(ctx, b, name+".public.snap", int64(o.rows), o.phaseTimeout, p.alive)
+	var snapFirst, snapEnd time.Time
+	snapFirst, snapEnd, err = timeRecords(ctx, b, name+".public.snap", int64(o.rows), o.phaseTimeout, p.alive)
+	m.snapshotRate = float64(o.rows) / max(snapEnd.Sub(snapFirst).Seconds(), 0.1)
 	m.snapshotRSS = rss.peak()
 	if err != nil {
 		return m, fmt.Errorf("snapshot: %w", err)
@@ -77,13 +86,15 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 	rss = sampleRSS(pid)
 	_, cpu0, _ := procStat(pid)
 	writer := make(chan error, 1)
+	writeStart := time.Now()
 	go func() {
-		start := time.Now()
 		err := writeBurst(ctx, pg, o.changes)
-		m.writerRate = float64(o.changes) / time.Since(start).Seconds()
+		m.writerRate = float64(o.changes) / time.Since(writeStart).Seconds()
 		writer <- err
 	}()
-	m.streamRate, err = timeRecords(ctx, b, name+".public.stream", int64(o.changes), o.phaseTimeout, p.alive)
+	var streamEnd time.Time
+	_, streamEnd, err = timeRecords(ctx, b, name+".public.stream", int64(o.changes), o.phaseTimeout, p.alive)
+	m.streamRate = float64(o.changes) / streamEnd.Sub(writeStart).Seconds()
 	_, cpu1, _ := procStat(pid)
 	m.streamCPU = cpu1 - cpu0
 	m.streamRSS = rss.peak()
@@ -104,15 +115,12 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 	return m, nil
 }
 
-// timeRecords waits until topic holds want records and returns the rate
-// from the first record to the last, both seen by polling its end offsets
-// every 100 ms.
-func timeRecords(ctx context.Context, b *broker, topic string, want int64, timeout time.Duration, alive func() error) (float64, error) {
+// timeRecords waits until topic holds want records and returns when its
+// first record and its last were seen, polling its end offsets every 100 ms.
+func timeRecords(ctx context.Context, b *broker, topic string, want int64, timeout time.Duration, alive func() error) (first, last time.Time, err error) {
 	deadline := time.Now().Add(timeout)
-	var first time.Time
 	var n int64
 	for {
-		var err error
 		if n, err = b.records(ctx, topic); err == nil {
 			now := time.Now()
 			if n > 0 && first.IsZero() {
@@ -120,19 +128,19 @@ func timeRecords(ctx context.Context, b *broker, topic string, want int64, timeo
 			}
 			if n >= want {
 				if n > want {
-					return 0, fmt.Errorf("topic %s holds %d records, more than the %d expected", topic, n, want)
+					return first, now, fmt.Errorf("topic %s holds %d records, more than the %d expected", topic, n, want)
 				}
-				return float64(want) / max(now.Sub(first).Seconds(), 0.1), nil
+				return first, now, nil
 			}
 		}
 		if err := alive(); err != nil {
-			return 0, err
+			return first, last, err
 		}
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return first, last, ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("topic %s holds %d of %d records after %v", topic, n, want, timeout)
+			return first, last, fmt.Errorf("topic %s holds %d of %d records after %v", topic, n, want, timeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

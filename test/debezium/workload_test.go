@@ -81,6 +81,9 @@ var snapshotSQL = []string{
 	kindsRow("2", "-0.001", "-1e-10", "32767", "-9223372036854775808", "-1.5e300", "false", "''",
 		"'1900-01-01 00:00:00'", "'2000-01-01 00:00:00+00'", "'2038-01-19'", "'00:00:00'",
 		"'-1 days'", `'[]'`, `'{}'`, "'00000000-0000-0000-0000-000000000000'", "'{}'", "'{NULL,\"\"}'", "'sad'", `'\x'`, "'short'"),
+	// PostgreSQL's infinite timestamps and dates, which Debezium maps to
+	// values of its own.
+	`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (6, 'infinity', '-infinity', 'infinity')`,
 	`INSERT INTO full_ident VALUES (1, 'one', 10, 'ab', ` + longText + `)`,
 	`INSERT INTO inventory.orders VALUES (1, 1, 'apple')`,
 }
@@ -99,6 +102,7 @@ var workload = [][]string{
 		kindsRow("5", "99.999", "0", "0", "0", "0", "false", "'5'",
 			"'1970-01-01 00:00:00'", "'1970-01-01 00:00:00+00'", "'1970-01-01'", "'00:00:01'",
 			"'0'", `'null'`, `'[1, "two"]'`, "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'{42}'", "'{}'", "'happy'", `'\x41'`, "NULL"),
+		`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (7, '-infinity', 'infinity', '-infinity')`,
 		`INSERT INTO full_ident VALUES (2, 'two', 20, 'abcd', 'short'), (3, 'three', NULL, NULL, NULL)`,
 		`INSERT INTO inventory.orders VALUES (1, 2, 'pear'), (2, 1, 'plum')`,
 	},
@@ -140,8 +144,8 @@ var workload = [][]string{
 // and a truncate event (skipped.operations=none).
 var expectedOps = map[string][]string{
 	"public.kinds": {
-		`r {"id":1}`, `r {"id":2}`,
-		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`,
+		`r {"id":1}`, `r {"id":2}`, `r {"id":6}`,
+		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`, `c {"id":7}`,
 		`u {"id":1}`, `u {"id":3}`,
 		`d {"id":2}`, `tombstone {"id":2}`, `c {"id":10}`,
 		`c {"id":20}`, `u {"id":20}`, `u {"id":1}`, `u {"id":1}`,
