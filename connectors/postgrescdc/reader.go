@@ -311,7 +311,7 @@ func (r *reader) readTable(ctx context.Context, tx pgx.Tx, t *table, each func(*
 				if vals[i] == nil {
 					cells[i] = cell{null: true}
 				} else {
-					cells[i] = cell{text: string(vals[i])}
+					cells[i] = cell{text: string(vals[i]), snapshot: true}
 				}
 			}
 			row, err := t.row(cells)

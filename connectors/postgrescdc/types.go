@@ -105,6 +105,10 @@ type typeInfo struct {
 type converter struct {
 	schema *connectors.Schema // required; made optional per column
 	parse  func(text string) (any, error)
+	// parseSnapshot, when set, parses what the snapshot read: Debezium's
+	// snapshot reads through the JDBC driver, whose values differ from
+	// the stream's for a few inputs (infinite dates).
+	parseSnapshot func(text string) (any, error)
 	// placeholder is the value of an unchanged TOASTed column.
 	placeholder any
 }
@@ -324,18 +328,46 @@ func moneyConverter(mode string) *converter {
 	return &converter{schema: s, parse: func(t string) (any, error) { return parseRat(plain(t)) }}
 }
 
+// Debezium's days for PostgreSQL's infinite dates. The stream's are the
+// epoch days of its POSITIVE_ and NEGATIVE_INFINITY_LOCAL_DATE
+// (-5877611-06-21 and -22); the snapshot's are what the JDBC driver's
+// infinite java.sql.Date (PGStatement.DATE_POSITIVE_ and
+// DATE_NEGATIVE_INFINITY milliseconds) becomes as a LocalDate in UTC, its
+// epoch day cut to an int. Both are what Debezium 3.6.1 writes, checked
+// by the differential test (test/debezium).
+var (
+	streamInfiniteDays   = map[string]int32{"infinity": -2147472692, "-infinity": -2147472691}
+	snapshotInfiniteDays = map[string]int32{"infinity": -622191234, "-infinity": -625821272}
+)
+
 func dateConverter(mode string) *converter {
-	if mode == "connect" {
-		return &converter{schema: &connectors.Schema{Type: connectors.Int32, Name: connectors.DateLogical, Version: 1},
-			parse: func(t string) (any, error) { return time.Parse("2006-01-02", t) }}
-	}
-	return &converter{schema: logical(connectors.Int32, dateName), parse: func(t string) (any, error) {
-		d, err := time.Parse("2006-01-02", t)
-		if err != nil {
-			return nil, err
+	days := func(infinite map[string]int32) func(string) (int32, error) {
+		return func(t string) (int32, error) {
+			if d, ok := infinite[t]; ok {
+				return d, nil
+			}
+			d, err := time.Parse("2006-01-02", t)
+			if err != nil {
+				return 0, fmt.Errorf("not a date: %q", t)
+			}
+			return int32(d.Unix() / 86400), nil
 		}
-		return int32(d.Unix() / 86400), nil
-	}}
+	}
+	stream, snapshot := days(streamInfiniteDays), days(snapshotInfiniteDays)
+	if mode == "connect" {
+		asDate := func(days func(string) (int32, error)) func(string) (any, error) {
+			return func(t string) (any, error) {
+				d, err := days(t)
+				return time.Unix(int64(d)*86400, 0).UTC(), err
+			}
+		}
+		return &converter{schema: &connectors.Schema{Type: connectors.Int32, Name: connectors.DateLogical, Version: 1},
+			parse: asDate(stream), parseSnapshot: asDate(snapshot)}
+	}
+	asInt := func(days func(string) (int32, error)) func(string) (any, error) {
+		return func(t string) (any, error) { return days(t) }
+	}
+	return &converter{schema: logical(connectors.Int32, dateName), parse: asInt(stream), parseSnapshot: asInt(snapshot)}
 }
 
 // timeOfDay parses a time's text as nanoseconds since midnight (24:00:00
@@ -384,9 +416,24 @@ func timeConverter(precision int, mode string) *converter {
 	return &converter{schema: logical(connectors.Int64, nanoTimeName), parse: func(t string) (any, error) { return timeOfDay(t) }}
 }
 
+// Debezium's instants for PostgreSQL's infinite timestamps: its
+// POSITIVE_ and NEGATIVE_INFINITY_INSTANT, from the JDBC driver's
+// PGStatement.DATE_POSITIVE_ and DATE_NEGATIVE_INFINITY read as
+// microseconds, in the snapshot and in the stream alike.
+var (
+	positiveInfinity = time.UnixMicro(9223372036825200000).UTC()
+	negativeInfinity = time.UnixMicro(-9223372036832400000).UTC()
+)
+
 // parseTimestamp reads timestamp's ISO output (DateStyle=ISO), with " BC"
-// for years before 1.
+// for years before 1, and infinity and -infinity as Debezium maps them.
 func parseTimestamp(t string) (time.Time, error) {
+	switch t {
+	case "infinity":
+		return positiveInfinity, nil
+	case "-infinity":
+		return negativeInfinity, nil
+	}
 	bc := strings.HasSuffix(t, " BC")
 	t = strings.TrimSuffix(t, " BC")
 	v, err := time.Parse("2006-01-02 15:04:05.999999999", t)
