@@ -163,7 +163,11 @@ var computedDefaults = map[uint32]string{
 	oidInterval: "PT0S",
 }
 
-var quotedLiteral = regexp.MustCompile(`^'((?:[^']|'')*)'`)
+// quotedLiteral is Debezium's LITERAL_DEFAULT_PATTERN, which it finds
+// anywhere in a default that holds a quote: what lies between the first
+// two quotes. A doubled quote in the literal therefore ends it ('it''s'
+// is "it"), as in Debezium 3.6.1.
+var quotedLiteral = regexp.MustCompile(`'(.*?)'`)
 
 // defaultValue converts a column's default expression as Debezium does
 // for the schema: a constant is the column's value of it, a computed
@@ -182,12 +186,12 @@ func defaultValue(oid uint32, enum bool, conv *converter, expr string) (any, boo
 			return nil, false
 		}
 		text = placeholder
-	case strings.HasPrefix(expr, "'"):
+	case strings.Contains(expr, "'"):
 		m := quotedLiteral.FindStringSubmatch(expr)
 		if m == nil {
 			return nil, false
 		}
-		text = strings.ReplaceAll(m[1], "''", "'")
+		text = m[1]
 	default:
 		text = strings.Trim(expr, "()")
 	}

@@ -24,7 +24,8 @@ var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.or
 // for it. full_ident has REPLICA IDENTITY FULL (updates and deletes carry
 // the whole old row), a blank-padded char(4) and its own out-of-line
 // notes, left alone by an update too, and constant column defaults
-// (which Debezium puts in the schema); inventory.orders is in another
+// (which Debezium puts in the schema), two of them quoted literals that
+// hold a quote or nothing; inventory.orders is in another
 // schema, has a composite key and a bigserial (a computed default, for
 // which Debezium's schema has the placeholder default 0). The column added
 // later to kinds has a default too.
@@ -54,7 +55,8 @@ var schemaSQL = []string{
 		long_text text
 	)`,
 	`ALTER TABLE kinds ALTER COLUMN long_text SET STORAGE EXTERNAL`,
-	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int DEFAULT 7, tag char(4) DEFAULT 'new', notes text)`,
+	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int DEFAULT 7, tag char(4) DEFAULT 'new', notes text,
+		quip text DEFAULT 'it''s', blank varchar(4) DEFAULT '')`,
 	`ALTER TABLE full_ident ALTER COLUMN notes SET STORAGE EXTERNAL`,
 	`ALTER TABLE full_ident REPLICA IDENTITY FULL`,
 	`CREATE SCHEMA inventory`,
@@ -83,7 +85,7 @@ var snapshotSQL = []string{
 		"'-1 days'", `'[]'`, `'{}'`, "'00000000-0000-0000-0000-000000000000'", "'{}'", "'{NULL,\"\"}'", "'sad'", `'\x'`, "'short'"),
 	// PostgreSQL's infinite timestamps and dates, which Debezium maps to
 	// values of its own.
-	`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (6, 'infinity', '-infinity', 'infinity')`,
+	`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (6, 'infinity', '-infinity', 'infinity'), (8, '-infinity', 'infinity', '-infinity')`,
 	`INSERT INTO full_ident VALUES (1, 'one', 10, 'ab', ` + longText + `)`,
 	`INSERT INTO inventory.orders VALUES (1, 1, 'apple')`,
 }
@@ -102,7 +104,7 @@ var workload = [][]string{
 		kindsRow("5", "99.999", "0", "0", "0", "0", "false", "'5'",
 			"'1970-01-01 00:00:00'", "'1970-01-01 00:00:00+00'", "'1970-01-01'", "'00:00:01'",
 			"'0'", `'null'`, `'[1, "two"]'`, "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'{42}'", "'{}'", "'happy'", `'\x41'`, "NULL"),
-		`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (7, '-infinity', 'infinity', '-infinity')`,
+		`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (7, '-infinity', 'infinity', '-infinity'), (9, 'infinity', '-infinity', 'infinity')`,
 		`INSERT INTO full_ident VALUES (2, 'two', 20, 'abcd', 'short'), (3, 'three', NULL, NULL, NULL)`,
 		`INSERT INTO inventory.orders VALUES (1, 2, 'pear'), (2, 1, 'plum')`,
 	},
@@ -144,8 +146,8 @@ var workload = [][]string{
 // and a truncate event (skipped.operations=none).
 var expectedOps = map[string][]string{
 	"public.kinds": {
-		`r {"id":1}`, `r {"id":2}`, `r {"id":6}`,
-		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`, `c {"id":7}`,
+		`r {"id":1}`, `r {"id":2}`, `r {"id":6}`, `r {"id":8}`,
+		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`, `c {"id":7}`, `c {"id":9}`,
 		`u {"id":1}`, `u {"id":3}`,
 		`d {"id":2}`, `tombstone {"id":2}`, `c {"id":10}`,
 		`c {"id":20}`, `u {"id":20}`, `u {"id":1}`, `u {"id":1}`,
