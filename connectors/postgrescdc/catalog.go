@@ -165,7 +165,7 @@ var computedDefaults = map[uint32]string{
 
 // quotedLiteral is Debezium's LITERAL_DEFAULT_PATTERN, which it finds
 // anywhere in a default that holds a quote: what lies between the first
-// two quotes. A doubled quote in the literal therefore ends it ('it''s'
+// two quotes. A doubled quote in the literal therefore ends it ('it”s'
 // is "it"), as in Debezium 3.6.1.
 var quotedLiteral = regexp.MustCompile(`'(.*?)'`)
 
