@@ -165,8 +165,8 @@ var computedDefaults = map[uint32]string{
 
 // quotedLiteral is Debezium's LITERAL_DEFAULT_PATTERN, which it finds
 // anywhere in a default that holds a quote: what lies between the first
-// two quotes. A doubled quote in the literal therefore ends it ('it”s'
-// is "it"), as in Debezium 3.6.1.
+// two quotes. A quote doubled inside the literal therefore ends it: the
+// default written it, two quotes, s is "it", as in Debezium 3.6.1.
 var quotedLiteral = regexp.MustCompile(`'(.*?)'`)
 
 // defaultValue converts a column's default expression as Debezium does
