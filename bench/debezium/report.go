@@ -106,11 +106,11 @@ func num(v float64) string {
 // runsTable lists every run, in the order they ran within each system.
 func (r *results) runsTable() string {
 	var b strings.Builder
-	b.WriteString("| system | round | snapshot rows/s | streaming changes/s | writer changes/s | RSS MiB (snapshot / streaming / lag) | lag p50 / p99 ms |\n|---|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("| system | round | snapshot rows/s | streaming changes/s | writer changes/s | RSS MiB (snapshot / streaming / lag) | lag p50 / p99 ms | load average |\n|---|---:|---:|---:|---:|---|---|---:|\n")
 	for _, sys := range []string{"Debezium", "Sluice"} {
 		for i, m := range r.runs[sys] {
-			fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %d / %d / %d | %.1f / %.1f |\n", sys, i+1, m.snapshotRate, m.streamRate, m.writerRate,
-				m.snapshotRSS>>20, m.streamRSS>>20, m.lagRSS>>20, float64(m.lagP50.Microseconds())/1000, float64(m.lagP99.Microseconds())/1000)
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %d / %d / %d | %.1f / %.1f | %.1f |\n", sys, i+1, m.snapshotRate, m.streamRate, m.writerRate,
+				m.snapshotRSS>>20, m.streamRSS>>20, m.lagRSS>>20, float64(m.lagP50.Microseconds())/1000, float64(m.lagP99.Microseconds())/1000, m.load)
 		}
 	}
 	return b.String()

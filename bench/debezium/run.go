@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -20,6 +21,9 @@ type measured struct {
 	lagRSS                   int64
 	streamCPU                time.Duration // the worker's CPU time while streaming
 	lagP50, lagP99           time.Duration
+	// load is the machine's 1-minute load average at the end of the
+	// run: other processes' work shows in every figure.
+	load float64
 }
 
 func (m measured) String() string {
@@ -112,7 +116,19 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 	if err != nil {
 		return m, fmt.Errorf("lag: %w", err)
 	}
+	m.load = loadAverage()
 	return m, nil
+}
+
+// loadAverage is the machine's 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
 }
 
 // timeRecords waits until topic holds want records and returns when its
