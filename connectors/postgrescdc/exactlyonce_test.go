@@ -31,9 +31,11 @@ type boundaryContext struct {
 }
 
 func (b *boundaryContext) TransactionContext() connectors.TransactionContext { return b }
-func (b *boundaryContext) CommitTransaction()                               { panic("not used by the connector") }
-func (b *boundaryContext) AbortTransaction()                                { panic("not used by the connector") }
-func (b *boundaryContext) AbortTransactionAfter(*connectors.SourceRecord)   { panic("not used by the connector") }
+func (b *boundaryContext) CommitTransaction()                                { panic("not used by the connector") }
+func (b *boundaryContext) AbortTransaction()                                 { panic("not used by the connector") }
+func (b *boundaryContext) AbortTransactionAfter(*connectors.SourceRecord) {
+	panic("not used by the connector")
+}
 func (b *boundaryContext) CommitTransactionAfter(rec *connectors.SourceRecord) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -67,7 +69,7 @@ func TestConnectorDefinedTransactionsFollowThoseOfPostgreSQL(t *testing.T) {
 	}
 
 	srv.Exec(t, `INSERT INTO items SELECT g FROM generate_series(6, 8) g`) // one transaction
-	srv.Exec(t, `DELETE FROM items WHERE id = 1`)                         // a delete and its tombstone
+	srv.Exec(t, `DELETE FROM items WHERE id = 1`)                          // a delete and its tombstone
 	got := h.poll(5)
 	if d := strings.Join(describe(got), "|"); d != "srv.public.items c 6|srv.public.items c 7|srv.public.items c 8|srv.public.items d 1|srv.public.items tombstone 1" {
 		t.Fatalf("changes = %s", d)
