@@ -153,8 +153,8 @@ Written by `+"`bench/debezium`"+` (`+"`just bench-debezium`"+`, see `+"`go run .
 - Debezium's PostgreSQL connector 3.6.1.Final in an Apache Kafka Connect 4.1.1 standalone worker
   (`+"`java -Xms256M -Xmx%s`"+`, %s), the jars of test/debezium/pom.xml.
 - Sluice: `+"`sluice worker`"+` built from this repository (%s).
-- PostgreSQL %s (a server of the harness's own: wal_level=logical, fsync, synchronous_commit and
-  full_page_writes off, shared_buffers=256MB), Apache Kafka 4.1.1 (test/kafka/kafka.sh), one of each
+- PostgreSQL %s (a server of the harness's own: wal_level=logical, fsync and full_page_writes off,
+  shared_buffers=256MB), Apache Kafka 4.1.1 (test/kafka/kafka.sh), one of each
   for both systems.
 - Both run the same Debezium config (pgoutput, a filtered publication, snapshot.mode=initial, every
   other key at its default) with Connect's JSON converter and its schemas for keys and values.

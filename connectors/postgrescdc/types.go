@@ -20,6 +20,7 @@ const (
 	uuidName          = "io.debezium.data.Uuid"
 	enumName          = "io.debezium.data.Enum"
 	xmlName           = "io.debezium.data.Xml"
+	bitsName          = "io.debezium.data.Bits"
 	varScaleName      = "io.debezium.data.VariableScaleDecimal"
 	dateName          = "io.debezium.time.Date"
 	timeName          = "io.debezium.time.Time"
@@ -66,6 +67,7 @@ const (
 	oidInterval    = 1186
 	oidTimetz      = 1266
 	oidBit         = 1560
+	oidVarbit      = 1562
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
@@ -164,9 +166,16 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 		return str(logical(connectors.String, xmlName))
 	case oidUUID:
 		return str(logical(connectors.String, uuidName))
-	case oidBit:
-		if typmod == 1 {
+	case oidBit, oidVarbit:
+		switch {
+		case typmod == 1:
 			return &converter{schema: connectors.BooleanSchema, parse: func(t string) (any, error) { return t == "1", nil }}
+		case typmod > 1:
+			return bitsConverter(int(typmod))
+		case oid == oidVarbit:
+			// A varbit without a length is, to Debezium, one of the
+			// JDBC driver's column size: Integer.MAX_VALUE.
+			return bitsConverter(math.MaxInt32)
 		}
 		return nil
 	case oidBytea:
@@ -206,6 +215,32 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 		}
 	}
 	return nil
+}
+
+// bitsConverter maps a bit string of length bits (more than one) as
+// Debezium does: io.debezium.data.Bits with its length, the value the
+// string read as a binary number (its last bit the lowest), in
+// little-endian bytes, as few as its highest set bit needs (none for all
+// zeros): what Java's BitSet.toByteArray gives.
+func bitsConverter(length int) *converter {
+	s := &connectors.Schema{Type: connectors.Bytes, Name: bitsName, Version: 1, Parameters: map[string]string{"length": strconv.Itoa(length)}}
+	return &converter{schema: s, placeholder: []byte(unavailableValue), parse: func(t string) (any, error) {
+		out := make([]byte, 0, (len(t)+7)/8)
+		for i := range len(t) {
+			switch t[i] {
+			case '0':
+			case '1':
+				bit := len(t) - 1 - i
+				for len(out) <= bit/8 {
+					out = append(out, 0)
+				}
+				out[bit/8] |= 1 << (bit % 8)
+			default:
+				return nil, fmt.Errorf("not a bit string: %q", t)
+			}
+		}
+		return out, nil
+	}}
 }
 
 func enumConverter(labels []string) *converter {

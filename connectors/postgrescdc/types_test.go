@@ -220,3 +220,26 @@ func TestVariableScaleDecimalValueCarriesTheColumnSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Debezium's Bits: the string as a binary number, little-endian, in as
+// few bytes as its highest set bit needs.
+func TestBitsAsDebeziumWritesThem(t *testing.T) {
+	c := bitsConverter(12)
+	if c.schema.Name != "io.debezium.data.Bits" || c.schema.Parameters["length"] != "12" {
+		t.Fatalf("schema %+v", c.schema)
+	}
+	for text, want := range map[string][]byte{
+		"101000000001": {0x01, 0x0a},
+		"000000000000": {},
+		"000010000000": {0x80},
+		"100000000000": {0x00, 0x08},
+	} {
+		got, err := c.parse(text)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %#v, %v; want %#v", text, got, err, want)
+		}
+	}
+	if _, err := c.parse("10x"); err == nil {
+		t.Error("a bad bit string parsed")
+	}
+}
