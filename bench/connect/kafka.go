@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -25,7 +26,7 @@ type broker struct {
 }
 
 func startBroker(ctx context.Context, repo, dir string) (*broker, error) {
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -16,115 +15,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// process is a child the harness started, in a process group of its own,
-// with its output in a log file.
-type process struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	waitErr error
-}
-
-func startProcess(name, logPath string, argv ...string) (*process, error) {
-	return startProcessAs(nil, name, logPath, argv...)
-}
-
-// startProcessAs is startProcess as the user cred names (nil: this one).
-func startProcessAs(cred *syscall.Credential, name, logPath string, argv ...string) (*process, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group: Ctrl-C on the harness reaches the harness
-	// alone, which stops its children itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		logFile.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// alive returns an error, with the end of the log, once the process exited.
-func (p *process) alive() error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s exited (%v); the end of its log %s:\n%s", p.name, p.waitErr, p.logPath, tail(p.logPath, 30))
-	default:
-		return nil
-	}
-}
-
-// stop sends SIGTERM, and SIGKILL after grace.
-func (p *process) stop(grace time.Duration) {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // procStat reads a process's resident set size (bytes) and CPU time
-// (user + system) from /proc.
+// (user + system).
 func procStat(pid int) (rss int64, cpu time.Duration, err error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if rss, err = benchproc.RSSBytes(pid); err != nil {
 		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			rss = kb * 1024
-		}
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	// The fields after the command name, which may hold spaces, in
-	// parentheses: utime and stime are the 12th and 13th of them.
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticksPerSecond = 100 // USER_HZ on Linux
-	return rss, time.Duration(ut+st) * time.Second / ticksPerSecond, nil
+	ticks, err := benchproc.CPUTicks(pid)
+	return rss, time.Duration(ticks) * time.Second / benchproc.ClockTicks, err
 }
 
 // rssSampler records the peak RSS of a process, sampled every 200 ms.
@@ -159,21 +62,12 @@ func (s *rssSampler) peak() int64 {
 	return <-s.done
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // postgres is a PostgreSQL server of the harness's own (Debian's package),
 // with wal_level=logical.
 type postgres struct {
 	bin, dir string
 	port     int
-	proc     *process
+	proc     *benchproc.Process
 	version  string
 }
 
@@ -196,7 +90,7 @@ func startPostgres(dir string) (*postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +110,7 @@ func startPostgres(dir string) (*postgres, error) {
 	// walsender sends only WAL that is flushed, so with it off a change
 	// would wait for the WAL writer (wal_writer_delay, 200 ms) and the lag
 	// would be PostgreSQL's.
-	pg.proc, err = startProcessAs(cred, "postgres", filepath.Join(dir, "postgres.log"), filepath.Join(bin, "postgres"), "-D", data,
+	pg.proc, err = benchproc.Start("postgres", filepath.Join(dir, "postgres.log"), benchproc.Options{Credential: cred}, filepath.Join(bin, "postgres"), "-D", data,
 		"-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "wal_level=logical", "-c", "max_replication_slots=20", "-c", "max_wal_senders=20",
 		"-c", "fsync=off", "-c", "full_page_writes=off",
@@ -234,11 +128,11 @@ func startPostgres(dir string) (*postgres, error) {
 				return pg, nil
 			}
 		}
-		if aerr := pg.proc.alive(); aerr != nil {
+		if aerr := pg.proc.Alive(); aerr != nil {
 			return nil, aerr
 		}
 		if time.Now().After(deadline) {
-			pg.proc.stop(10 * time.Second)
+			pg.proc.Stop(10 * time.Second)
 			return nil, fmt.Errorf("PostgreSQL did not accept connections within 30 s: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -292,7 +186,7 @@ func (pg *postgres) exec(ctx context.Context, sql ...string) error {
 	return nil
 }
 
-func (pg *postgres) stop() { pg.proc.stop(30 * time.Second) }
+func (pg *postgres) stop() { pg.proc.Stop(30 * time.Second) }
 
 // broker is the one Apache Kafka node both systems write to, started with
 // the integration suite's script (test/kafka/kafka.sh).
@@ -303,7 +197,7 @@ type broker struct {
 }
 
 func startBroker(repo, dir string) (*broker, error) {
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -66,7 +66,7 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 		return m, err
 	}
 	defer func() {
-		p.stop(60 * time.Second)
+		p.Stop(60 * time.Second)
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if cerr := dropSlot(cctx, pg, name); cerr != nil && err == nil {
@@ -74,12 +74,12 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 		}
 		b.deleteTopics(cctx, name+".")
 	}()
-	pid := p.pid()
+	pid := p.Pid()
 
 	// Snapshot.
 	rss := sampleRSS(pid)
 	var snapFirst, snapEnd time.Time
-	snapFirst, snapEnd, err = timeRecords(ctx, b, name+".public.snap", int64(o.rows), o.phaseTimeout, p.alive)
+	snapFirst, snapEnd, err = timeRecords(ctx, b, name+".public.snap", int64(o.rows), o.phaseTimeout, p.Alive)
 	m.snapshotRate = float64(o.rows) / max(snapEnd.Sub(snapFirst).Seconds(), 0.1)
 	m.snapshotRSS = rss.peak()
 	if err != nil {
@@ -97,7 +97,7 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 		writer <- err
 	}()
 	var streamEnd time.Time
-	_, streamEnd, err = timeRecords(ctx, b, name+".public.stream", int64(o.changes), o.phaseTimeout, p.alive)
+	_, streamEnd, err = timeRecords(ctx, b, name+".public.stream", int64(o.changes), o.phaseTimeout, p.Alive)
 	m.streamRate = float64(o.changes) / streamEnd.Sub(writeStart).Seconds()
 	_, cpu1, _ := procStat(pid)
 	m.streamCPU = cpu1 - cpu0
@@ -111,24 +111,13 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 
 	// Lag under a steady load.
 	rss = sampleRSS(pid)
-	m.lagP50, m.lagP99, err = measureLag(ctx, o, pg, b, name+".public.lag", p.alive)
+	m.lagP50, m.lagP99, err = measureLag(ctx, o, pg, b, name+".public.lag", p.Alive)
 	m.lagRSS = rss.peak()
 	if err != nil {
 		return m, fmt.Errorf("lag: %w", err)
 	}
-	m.load = loadAverage()
+	m.load, _ = benchproc.LoadAverage()
 	return m, nil
-}
-
-// loadAverage is the machine's 1-minute load average (0 when unknown).
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var l float64
-	fmt.Sscan(string(b), &l)
-	return l
 }
 
 // timeRecords waits until topic holds want records and returns when its

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 )
 
 // jsonConverter is Connect's JSON converter with its schema envelope, for
@@ -24,7 +26,7 @@ type system interface {
 	name() string
 	// start starts a fresh worker in dir running the connector named
 	// name with config, and returns its process.
-	start(dir, name string, config map[string]string) (*process, error)
+	start(dir, name string, config map[string]string) (*benchproc.Process, error)
 }
 
 // debezium is Debezium's PostgreSQL connector in an Apache Kafka Connect
@@ -50,8 +52,8 @@ func newDebezium(repo, bootstrap, heap string) (*debezium, error) {
 	return &debezium{classpath: strings.TrimSpace(string(cp)), heap: heap, bootstrap: bootstrap}, nil
 }
 
-func (d *debezium) start(dir, name string, config map[string]string) (*process, error) {
-	port, err := freePort()
+func (d *debezium) start(dir, name string, config map[string]string) (*benchproc.Process, error) {
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func (d *debezium) start(dir, name string, config map[string]string) (*process, 
 	}
 	// The JVM options of kafka-run-class.sh and connect-standalone.sh's
 	// heap (-Xms256M -Xmx2G unless --connect-heap says otherwise).
-	return startProcess("connect", filepath.Join(dir, "connect.log"), "java", "-Xms256M", "-Xmx"+d.heap,
+	return benchproc.Start("connect", filepath.Join(dir, "connect.log"), benchproc.Options{}, "java", "-Xms256M", "-Xmx"+d.heap,
 		"-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
 		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
 		"-cp", d.classpath, "org.apache.kafka.connect.cli.ConnectStandalone", wp, cp)
@@ -100,18 +102,18 @@ type sluice struct {
 
 func (*sluice) name() string { return "Sluice" }
 
-func (s *sluice) start(dir, name string, config map[string]string) (*process, error) {
-	rest, err := freePort()
+func (s *sluice) start(dir, name string, config map[string]string) (*benchproc.Process, error) {
+	rest, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	bind, err := freePort()
+	bind, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	s.runs++
 	restAddr := "127.0.0.1:" + strconv.Itoa(rest)
-	p, err := startProcess("sluice", filepath.Join(dir, "sluice.log"), s.bin, "worker",
+	p, err := benchproc.Start("sluice", filepath.Join(dir, "sluice.log"), benchproc.Options{}, s.bin, "worker",
 		"--cluster", fmt.Sprintf("bench-dbz-%d-%d", os.Getpid(), s.runs), "--bootstrap", s.bootstrap,
 		"--rest-addr", restAddr, "--bind", "127.0.0.1:"+strconv.Itoa(bind), "--worker-id", "w1",
 		"--prop", "key.converter="+jsonConverter, "--prop", "key.converter.schemas.enable=true",
@@ -130,11 +132,11 @@ func (s *sluice) start(dir, name string, config map[string]string) (*process, er
 			}
 			err = fmt.Errorf("POST /connectors: %s", resp.Status)
 		}
-		if aerr := p.alive(); aerr != nil {
+		if aerr := p.Alive(); aerr != nil {
 			return nil, aerr
 		}
 		if time.Now().After(deadline) {
-			p.stop(30 * time.Second)
+			p.Stop(30 * time.Second)
 			return nil, fmt.Errorf("the sluice worker took no connector within 2 minutes: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
