@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -370,6 +371,26 @@ func (t *Task) Close() error {
 		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}
 	defer conn.Close(ctx)
+	// The walsender of the connection just closed may hold the slot a
+	// moment longer: wait for it to let go (or for the timeout).
+	for {
+		var active bool
+		err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", t.s.slot).Scan(&active)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
+		}
+		if !active {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drop replication slot %q: it is still in use: %w", t.s.slot, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", t.s.slot); err != nil {
 		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}
