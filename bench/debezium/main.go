@@ -36,7 +36,7 @@ through three phases:
              first record in its topic to the last (the topics' end offsets,
              polled every 100 ms)
   streaming  a writer commits --changes changes as fast as PostgreSQL takes
-             them (half inserts, half updates, 100 rows a transaction) into a
+             them (half inserts, half updates, --tx-rows rows a transaction) into a
              second table; changes/s from the writer's start to the last
              record in the topic. The writer's own rate is reported too: it
              must be above both connectors' for the figure to be the
@@ -55,6 +55,7 @@ type options struct {
 	repo, out, workDir string
 	keep               bool
 	rows, changes      int
+	txRows             int
 	lagRate            int
 	lagDuration        time.Duration
 	rounds             int
@@ -77,6 +78,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep --work-dir after the run (it is always kept when the run fails, for its logs)")
 	fs.IntVar(&o.rows, "rows", 1_000_000, "rows of the snapshot table")
 	fs.IntVar(&o.changes, "changes", 500_000, "changes of the streaming phase (an even number: half inserts, half updates)")
+	fs.IntVar(&o.txRows, "tx-rows", 1000, "rows per transaction of the streaming writer")
 	fs.IntVar(&o.lagRate, "lag-rate", 1000, "rows per second of the lag phase (a multiple of 10: 10 rows a transaction)")
 	fs.DurationVar(&o.lagDuration, "lag-duration", 20*time.Second, "how long the lag phase writes")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds; each runs each system once")
@@ -91,8 +93,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected arguments %q: every setting is a flag (see --help)", fs.Args())
 	case o.rows < 1:
 		return o, fmt.Errorf("--rows must be at least 1, not %d", o.rows)
-	case o.changes < 200 || o.changes%200 != 0:
-		return o, fmt.Errorf("--changes must be a positive multiple of 200 (100 rows a transaction, half inserts and half updates), not %d", o.changes)
+	case o.changes < 2 || o.changes%2 != 0:
+		return o, fmt.Errorf("--changes must be a positive even number (half inserts, half updates), not %d", o.changes)
+	case o.txRows < 1:
+		return o, fmt.Errorf("--tx-rows must be at least 1, not %d", o.txRows)
 	case o.lagRate < 10 || o.lagRate%10 != 0:
 		return o, fmt.Errorf("--lag-rate must be a positive multiple of 10, not %d", o.lagRate)
 	case o.lagDuration < 5*time.Second:

@@ -9,7 +9,8 @@ import (
 func TestParseOptionsRefusesWhatTheRunCannotUse(t *testing.T) {
 	for _, args := range [][]string{
 		{"--rows", "0"},
-		{"--changes", "300"}, // not a multiple of 200
+		{"--changes", "301"}, // odd
+		{"--tx-rows", "0"},
 		{"--lag-rate", "15"},
 		{"--lag-duration", "2s"},
 		{"--rounds", "0"},

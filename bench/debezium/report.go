@@ -158,14 +158,14 @@ Written by `+"`bench/debezium`"+` (`+"`just bench-debezium`"+`, see `+"`go run .
   for both systems.
 - Both run the same Debezium config (pgoutput, a filtered publication, snapshot.mode=initial, every
   other key at its default) with Connect's JSON converter and its schemas for keys and values.
-- Command: `+"`go run ./bench/debezium --rows %d --changes %d --lag-rate %d --lag-duration %v --rounds %d --connect-heap %s`"+`.
+- Command: `+"`go run ./bench/debezium --rows %d --changes %d --tx-rows %d --lag-rate %d --lag-duration %v --rounds %d --connect-heap %s`"+`.
 
 Each round runs each system once, in turn, the order flipping every round; a run is a fresh worker
 process and a fresh connector (its own slot, publication and topics). Best is the highest rate or the
 lowest time or memory of the %d runs. The topics exist (one partition each) before the worker starts.
 The snapshot's rate counts from the first record in the topic to the last (its end offsets, polled
 every 100 ms), so the worker's start-up and the slot's creation are not in it. The streaming writer
-commits %d changes (half inserts, half updates, 100 rows a transaction) as fast as PostgreSQL takes
+commits %d changes (half inserts, half updates, %d rows a transaction) as fast as PostgreSQL takes
 them, and the streaming rate counts from its start to the last record in the topic; the writer's own
 rate is in the table, and where it is above a connector's, the connector is what limits.
 Lag is from a row's commit (the event's source.ts_us) to its record's arrival at a consumer, under
@@ -173,8 +173,8 @@ Lag is from a row's commit (the event's source.ts_us) to its record's arrival at
 (the JVM's, or sluice's), sampled every 200 ms; CPU is its user and system time while streaming.
 
 `, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.duration.Round(time.Second), machine(), o.connectHeap, javaVersion(),
-		runtime.Version(), r.pgVersion, o.rows, o.changes, o.lagRate, o.lagDuration, o.rounds, o.connectHeap,
-		o.rounds, o.changes, o.lagRate, o.lagDuration)
+		runtime.Version(), r.pgVersion, o.rows, o.changes, o.txRows, o.lagRate, o.lagDuration, o.rounds, o.connectHeap,
+		o.rounds, o.changes, o.txRows, o.lagRate, o.lagDuration)
 	if o.note != "" {
 		b.WriteString(o.note + "\n\n")
 	}

@@ -92,7 +92,7 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 	writer := make(chan error, 1)
 	writeStart := time.Now()
 	go func() {
-		err := writeBurst(ctx, pg, o.changes)
+		err := writeBurst(ctx, pg, o.changes, o.txRows)
 		m.writerRate = float64(o.changes) / time.Since(writeStart).Seconds()
 		writer <- err
 	}()
@@ -152,23 +152,23 @@ func timeRecords(ctx context.Context, b *broker, topic string, want int64, timeo
 }
 
 // writeBurst commits changes changes into stream as fast as PostgreSQL
-// takes them: inserts of 100 rows a transaction, then updates of the same
-// rows, 100 a transaction.
-func writeBurst(ctx context.Context, pg *postgres, changes int) error {
+// takes them: inserts of txRows rows a transaction, then updates of the
+// same rows, txRows a transaction.
+func writeBurst(ctx context.Context, pg *postgres, changes, txRows int) error {
 	conn, err := pg.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
 	rows := changes / 2
-	for lo := 1; lo <= rows; lo += 100 {
+	for lo := 1; lo <= rows; lo += txRows {
 		if _, err := conn.Exec(ctx, `INSERT INTO stream SELECT g, 'customer-' || g, (g % 100000) / 100.0, now(), g % 3 = 0
-			FROM generate_series($1::bigint, $2::bigint) g`, lo, lo+99); err != nil {
+			FROM generate_series($1::bigint, $2::bigint) g`, lo, min(lo+txRows-1, rows)); err != nil {
 			return err
 		}
 	}
-	for lo := 1; lo <= rows; lo += 100 {
-		if _, err := conn.Exec(ctx, `UPDATE stream SET amount = amount + 1, active = NOT active WHERE id BETWEEN $1 AND $2`, lo, lo+99); err != nil {
+	for lo := 1; lo <= rows; lo += txRows {
+		if _, err := conn.Exec(ctx, `UPDATE stream SET amount = amount + 1, active = NOT active WHERE id BETWEEN $1 AND $2`, lo, min(lo+txRows-1, rows)); err != nil {
 			return err
 		}
 	}
