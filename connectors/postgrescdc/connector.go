@@ -69,7 +69,7 @@ func (c *Connector) ExactlyOnceSupport(map[string]string) bool { return true }
 // CanDefineTransactionBoundaries says yes, where Debezium says no (Kafka's
 // default): with transaction.boundary=connector the task commits the whole
 // snapshot as one Kafka transaction and each PostgreSQL transaction as one
-// (task.go, txnBoundaries), so that a read_committed consumer never sees a
+// (reader.go: put, commitHeld), so that a read_committed consumer never sees a
 // part of either, and a snapshot interrupted by a crash leaves nothing
 // visible to be read twice.
 func (c *Connector) CanDefineTransactionBoundaries(map[string]string) bool { return true }
