@@ -50,3 +50,11 @@ func TestTableHasEveryMetricAndTheRatioOfMedians(t *testing.T) {
 		t.Errorf("ratios wrong in\n%s", table)
 	}
 }
+
+func TestRatioTextKeepsSmallRatiosReadable(t *testing.T) {
+	for r, want := range map[float64]string{3.4912: "3.49", 0.14: "0.14", 0.00496: "0.005", 0.087: "0.087"} {
+		if got := ratioText(r); got != want {
+			t.Errorf("ratioText(%v) = %q, want %q", r, got, want)
+		}
+	}
+}

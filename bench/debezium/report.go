@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -86,11 +87,20 @@ func (r *results) table() string {
 		}
 		ratio := "-"
 		if med[0] != 0 {
-			ratio = fmt.Sprintf("%.2f", med[1]/med[0])
+			ratio = ratioText(med[1] / med[0])
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mt.name, mt.unit, cells[0], cells[1], ratio)
 	}
 	return b.String()
+}
+
+// ratioText shows a ratio with two decimals, or two significant digits
+// below 0.1 (a lag of 2 ms against 500 ms is not 0.00).
+func ratioText(r float64) string {
+	if r < 0.1 {
+		return strconv.FormatFloat(r, 'g', 2, 64)
+	}
+	return fmt.Sprintf("%.2f", r)
 }
 
 func num(v float64) string {
