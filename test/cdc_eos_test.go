@@ -65,10 +65,7 @@ func cdcExactlyOnceKill(t *testing.T, boundary string, killInSnapshot bool) {
 	restart := func(why string) {
 		t.Helper()
 		t.Logf("kill -9 %s, %d records in the log", why, topicSize(t, c.bootstrap, topic))
-		if err := w.Cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = w.Cmd.Wait()
+		w.Kill9()
 		w = c.addWith("w1", eosWorker)
 	}
 	if killInSnapshot {
