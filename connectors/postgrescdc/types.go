@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -21,6 +22,7 @@ const (
 	enumName          = "io.debezium.data.Enum"
 	xmlName           = "io.debezium.data.Xml"
 	bitsName          = "io.debezium.data.Bits"
+	pointName         = "io.debezium.data.geometry.Point"
 	varScaleName      = "io.debezium.data.VariableScaleDecimal"
 	dateName          = "io.debezium.time.Date"
 	timeName          = "io.debezium.time.Time"
@@ -68,6 +70,7 @@ const (
 	oidTimetz      = 1266
 	oidBit         = 1560
 	oidVarbit      = 1562
+	oidPoint       = 600
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
@@ -178,6 +181,8 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 			return bitsConverter(math.MaxInt32)
 		}
 		return nil
+	case oidPoint:
+		return pointConverter()
 	case oidBytea:
 		return byteaConverter(m.binary)
 	case oidNumeric:
@@ -240,6 +245,36 @@ func bitsConverter(length int) *converter {
 			}
 		}
 		return out, nil
+	}}
+}
+
+// pointSchema is Debezium's io.debezium.data.geometry.Point.
+var pointSchema = &connectors.Schema{Type: connectors.Struct, Name: pointName, Version: 1, Doc: "Geometry (POINT)",
+	Fields: []connectors.Field{
+		{Name: "x", Schema: connectors.Float64Schema},
+		{Name: "y", Schema: connectors.Float64Schema},
+		{Name: "wkb", Schema: connectors.OptionalBytesSchema},
+		{Name: "srid", Schema: &connectors.Schema{Type: connectors.Int32, Optional: true}},
+	}}
+
+// pointConverter maps point as Debezium does: x, y, the point in
+// little-endian WKB and no SRID.
+func pointConverter() *converter {
+	return &converter{schema: pointSchema, parse: func(t string) (any, error) {
+		xs, ys, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(t, "("), ")"), ",")
+		x, errX := strconv.ParseFloat(xs, 64)
+		y, errY := strconv.ParseFloat(ys, 64)
+		if !ok || errX != nil || errY != nil {
+			return nil, fmt.Errorf("not a point: %q", t)
+		}
+		wkb := make([]byte, 21)
+		wkb[0] = 1                                // little-endian
+		binary.LittleEndian.PutUint32(wkb[1:], 1) // a Point
+		binary.LittleEndian.PutUint64(wkb[5:], math.Float64bits(x))
+		binary.LittleEndian.PutUint64(wkb[13:], math.Float64bits(y))
+		v := connectors.NewStruct(pointSchema)
+		v.Values[0], v.Values[1], v.Values[2] = x, y, wkb
+		return v, nil
 	}}
 }
 

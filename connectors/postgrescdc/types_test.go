@@ -243,3 +243,19 @@ func TestBitsAsDebeziumWritesThem(t *testing.T) {
 		t.Error("a bad bit string parsed")
 	}
 }
+
+// Debezium's Point: x, y and the point in little-endian WKB.
+func TestPointAsDebeziumWritesIt(t *testing.T) {
+	v, err := pointConverter().parse("(1.5,-2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.(*connectors.StructValue)
+	wantWKB := []byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0}
+	if p.Get("x") != 1.5 || p.Get("y") != -2.0 || !reflect.DeepEqual(p.Get("wkb"), wantWKB) || p.Get("srid") != nil {
+		t.Fatalf("point = %v", p.Values)
+	}
+	if _, err := pointConverter().parse("(1.5)"); err == nil {
+		t.Error("a bad point parsed")
+	}
+}
