@@ -34,20 +34,21 @@ type colDesc struct {
 	key    bool // part of the replica identity, as a relation message flags it
 }
 
-// lookupType describes a type that is not built in: an enum, or an array
-// of one. It returns nil for other types (and on a failed query, which
-// leaves the column out as an unknown type would be, after a warning).
+// lookupType describes a type that is not built in: an enum, an extension
+// type Debezium maps by name (ltree, citext), or an array of one. It
+// returns nil for other types (and on a failed query, which leaves the
+// column out as an unknown type would be, after a warning).
 func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 	return func(oid uint32) *typeInfo {
 		if ti, ok := c.types[oid]; ok {
 			return ti
 		}
-		var typtype string
+		var typtype, name string
 		var elem uint32
 		var labels []string
-		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typelem,
+		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typname::text, t.typelem,
 				coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}')
-			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &elem, &labels)
+			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &name, &elem, &labels)
 		if err != nil {
 			c.log.Warn().Err(err).Uint32("oid", oid).Msg("cannot describe a column type; its columns are left out")
 			return nil
@@ -58,6 +59,8 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 			ti = &typeInfo{enumLabels: labels}
 		case elem != 0:
 			ti = &typeInfo{elem: elem}
+		case namedTypes[name]:
+			ti = &typeInfo{name: name}
 		}
 		c.types[oid] = ti
 		return ti

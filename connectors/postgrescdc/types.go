@@ -23,6 +23,8 @@ const (
 	xmlName           = "io.debezium.data.Xml"
 	bitsName          = "io.debezium.data.Bits"
 	pointName         = "io.debezium.data.geometry.Point"
+	ltreeName         = "io.debezium.data.Ltree"
+	tsvectorName      = "io.debezium.data.Tsvector"
 	varScaleName      = "io.debezium.data.VariableScaleDecimal"
 	dateName          = "io.debezium.time.Date"
 	timeName          = "io.debezium.time.Time"
@@ -71,6 +73,7 @@ const (
 	oidBit         = 1560
 	oidVarbit      = 1562
 	oidPoint       = 600
+	oidTsvector    = 3614
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
@@ -103,6 +106,7 @@ type typeModes struct {
 type typeInfo struct {
 	enumLabels []string // an enum's labels in sort order
 	elem       uint32   // an array's element type (0: not an array)
+	name       string   // an extension type in namedTypes
 }
 
 // converter turns a column's text representation (pgoutput's and the
@@ -183,6 +187,8 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 		return nil
 	case oidPoint:
 		return pointConverter()
+	case oidTsvector:
+		return str(logical(connectors.String, tsvectorName))
 	case oidBytea:
 		return byteaConverter(m.binary)
 	case oidNumeric:
@@ -213,13 +219,34 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 	if info.enumLabels != nil {
 		return enumConverter(info.enumLabels)
 	}
+	if info.name != "" {
+		return namedConverter(info.name)
+	}
 	if info.elem != 0 {
-		if ei := lookup(info.elem); ei != nil && ei.enumLabels != nil {
+		ei := lookup(info.elem)
+		switch {
+		case ei != nil && ei.enumLabels != nil:
 			// Debezium's array of enum has required elements.
 			return arrayConverter(enumConverter(ei.enumLabels), false)
+		case ei != nil && ei.name == "ltree":
+			return arrayConverter(namedConverter(ei.name), true)
 		}
 	}
 	return nil
+}
+
+// namedTypes are the extension types (their oids differ from database to
+// database) that Debezium maps by name.
+var namedTypes = map[string]bool{"ltree": true, "citext": true}
+
+// namedConverter maps an extension type of namedTypes as Debezium does:
+// ltree as io.debezium.data.Ltree, citext as a plain string.
+func namedConverter(name string) *converter {
+	s := connectors.StringSchema
+	if name == "ltree" {
+		s = logical(connectors.String, ltreeName)
+	}
+	return &converter{schema: s, parse: func(t string) (any, error) { return t, nil }, placeholder: unavailableValue}
 }
 
 // bitsConverter maps a bit string of length bits (more than one) as

@@ -62,9 +62,13 @@ var schemaSQL = []string{
 	`CREATE SCHEMA inventory`,
 	`CREATE TABLE inventory.orders (order_id int, line int, item text NOT NULL, seq bigserial, PRIMARY KEY (order_id, line))`,
 	// Types whose mapping is Debezium's own: bit strings (one bit is a
-	// boolean, more are io.debezium.data.Bits) and point
-	// (io.debezium.data.geometry.Point).
-	`CREATE TABLE odd_types (id int PRIMARY KEY, one bit(1), bits bit(12), vbits varbit(20), vbits_any varbit, pt point)`,
+	// boolean, more are io.debezium.data.Bits), point
+	// (io.debezium.data.geometry.Point), the extension types ltree (and its
+	// arrays) and citext, and tsvector.
+	`CREATE EXTENSION ltree`,
+	`CREATE EXTENSION citext`,
+	`CREATE TABLE odd_types (id int PRIMARY KEY, one bit(1), bits bit(12), vbits varbit(20), vbits_any varbit, pt point,
+		path ltree, paths ltree[], ci citext, doc tsvector)`,
 }
 
 // longText is the TOASTed value: 12000 bytes, far over the 2 KB from which
@@ -92,7 +96,7 @@ var snapshotSQL = []string{
 	`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (6, 'infinity', '-infinity', 'infinity'), (8, '-infinity', 'infinity', '-infinity')`,
 	`INSERT INTO full_ident VALUES (1, 'one', 10, 'ab', ` + longText + `)`,
 	`INSERT INTO inventory.orders VALUES (1, 1, 'apple')`,
-	`INSERT INTO odd_types VALUES (1, B'1', B'101000000001', B'1', B'0000', '(1.5,-2)')`,
+	`INSERT INTO odd_types VALUES (1, B'1', B'101000000001', B'1', B'0000', '(1.5,-2)', 'top.science.astronomy', '{a.b,c}', 'MiXeD', 'a fat cat')`,
 }
 
 // workload is the streaming workload, one transaction per element, run
@@ -112,7 +116,8 @@ var workload = [][]string{
 		`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (7, '-infinity', 'infinity', '-infinity'), (9, 'infinity', '-infinity', 'infinity')`,
 		`INSERT INTO full_ident VALUES (2, 'two', 20, 'abcd', 'short'), (3, 'three', NULL, NULL, NULL)`,
 		`INSERT INTO inventory.orders VALUES (1, 2, 'pear'), (2, 1, 'plum')`,
-		`INSERT INTO odd_types VALUES (2, B'0', B'000000000000', B'11111111111111111111', B'1010101010101010101010101', '(0,1e-7)'), (3, NULL, NULL, NULL, NULL, NULL)`,
+		`INSERT INTO odd_types VALUES (2, B'0', B'000000000000', B'11111111111111111111', B'1010101010101010101010101', '(0,1e-7)', 'x', '{}', 'Ünï', 'sat:1 mat:2'),
+			(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
 	},
 	// Updates that leave the TOASTed long_text alone (rows 1 from the
 	// snapshot and 3 from the stream), and one on the FULL-identity table
