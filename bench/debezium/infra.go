@@ -197,16 +197,11 @@ type broker struct {
 }
 
 func startBroker(repo, dir string) (*broker, error) {
-	port, err := benchproc.FreePort()
+	bootstrap, err := benchproc.StartKafka(context.Background(), repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{repo: repo, dir: dir, bootstrap: fmt.Sprintf("127.0.0.1:%d", port)}
-	cmd := exec.Command("bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", strconv.Itoa(port), dir)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("test/kafka/kafka.sh start: %w", err)
-	}
+	b := &broker{repo: repo, dir: dir, bootstrap: bootstrap}
 	if b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap)); err != nil {
 		b.stop()
 		return nil, err
@@ -219,9 +214,7 @@ func (b *broker) stop() {
 	if b.client != nil {
 		b.client.Close()
 	}
-	cmd := exec.Command("bash", filepath.Join(b.repo, "test/kafka/kafka.sh"), "stop", b.dir)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	_ = cmd.Run()
+	benchproc.StopKafka(b.repo, b.dir)
 }
 
 // createTopic creates a topic of one partition.

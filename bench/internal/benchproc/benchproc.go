@@ -8,10 +8,12 @@ package benchproc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -186,4 +188,28 @@ func LoadAverage() (float64, error) {
 		return 0, fmt.Errorf("/proc/loadavg is empty")
 	}
 	return strconv.ParseFloat(f[0], 64)
+}
+
+// StartKafka starts the integration suite's Apache Kafka node
+// (test/kafka/kafka.sh under repo) on a free loopback port with its data in
+// dir, and returns its bootstrap address once it answers. ctx ends the
+// script (not the node, which StopKafka stops).
+func StartKafka(ctx context.Context, repo, dir string) (string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", strconv.Itoa(port), dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("test/kafka/kafka.sh start: %w", err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port), nil
+}
+
+// StopKafka stops the node StartKafka started in dir.
+func StopKafka(repo, dir string) {
+	cmd := exec.Command("bash", filepath.Join(repo, "test/kafka/kafka.sh"), "stop", dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	_ = cmd.Run()
 }
