@@ -31,6 +31,12 @@ bench:
 bench-connect *ARGS:
     go run ./bench/connect {{ARGS}}
 
+# Sluice's PostgreSQL CDC against Debezium 3.6.1 in Apache Kafka Connect, on
+# one PostgreSQL and one Apache Kafka (about half an hour); writes
+# bench/results/debezium/README.md. See `go run ./bench/debezium --help`.
+bench-debezium *ARGS:
+    go run ./bench/debezium {{ARGS}}
+
 # Format and vet.
 lint:
     gofmt -l . | grep -v '\.pb\.go$' || true

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -25,16 +25,11 @@ type broker struct {
 }
 
 func startBroker(ctx context.Context, repo, dir string) (*broker, error) {
-	port, err := freePort()
+	bootstrap, err := benchproc.StartKafka(ctx, repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{repo: repo, dir: dir, bootstrap: fmt.Sprintf("127.0.0.1:%d", port)}
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", fmt.Sprint(port), dir)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("test/kafka/kafka.sh start: %w", err)
-	}
+	b := &broker{repo: repo, dir: dir, bootstrap: bootstrap}
 	b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap))
 	if err != nil {
 		b.stop()
@@ -48,9 +43,7 @@ func (b *broker) stop() {
 	if b.client != nil {
 		b.client.Close()
 	}
-	cmd := exec.Command("bash", filepath.Join(b.repo, "test/kafka/kafka.sh"), "stop", b.dir)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	_ = cmd.Run()
+	benchproc.StopKafka(b.repo, b.dir)
 }
 
 // pid is the broker JVM's, from the pid file kafka.sh writes.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 )
 
 func TestSmokeSetsTinySizesButExplicitFlagsWin(t *testing.T) {
@@ -102,7 +104,7 @@ func TestCPUTicksAndRSSOfThisProcess(t *testing.T) {
 	if secs < 0.25 || secs > 1 {
 		t.Errorf("300 ms of CPU (getrusage) measured from /proc as %v s", secs)
 	}
-	rss, err := rssBytes(os.Getpid())
+	rss, err := benchproc.RSSBytes(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func rusageSeconds(t *testing.T) float64 {
 }
 
 func TestLoadMeterSummarisesTheSamples(t *testing.T) {
-	if _, err := loadAverage(); err != nil {
+	if _, err := benchproc.LoadAverage(); err != nil {
 		t.Fatal(err)
 	}
 	m := &loadMeter{samples: []float64{9, 1, 4}}
@@ -209,14 +211,14 @@ func TestGroupLeaderIsTheLastOneEachSystemLogged(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := groupLeader(&worker{proc: &proc{name: "w", logPath: path}})
+		got, err := groupLeader(&worker{proc: &proc{Name: "w", LogPath: path}})
 		if err != nil || got != tc.want {
 			t.Errorf("groupLeader = %q, %v; want %q", got, err, tc.want)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "empty.log")
 	os.WriteFile(path, []byte("starting\n"), 0o644)
-	if _, err := groupLeader(&worker{proc: &proc{name: "w", logPath: path}}); err == nil {
+	if _, err := groupLeader(&worker{proc: &proc{Name: "w", LogPath: path}}); err == nil {
 		t.Error("a log without a leader gave one")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 )
 
 // harness holds what every scenario shares.
@@ -55,7 +57,7 @@ type measured struct {
 // that create the connectors), waits for the run's end with done, and
 // reads the CPU again at once.
 func measure(w *worker, records int, begin func() error, done func() (time.Time, error)) (measured, error) {
-	cpu, err := startCPU(w.proc.pid())
+	cpu, err := startCPU(w.proc.Pid())
 	if err != nil {
 		return measured{}, err
 	}
@@ -86,7 +88,7 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 	h.workers = map[string]*worker{}
 	defer func() {
 		for _, w := range h.workers {
-			w.proc.stop(60 * time.Second)
+			w.proc.Stop(60 * time.Second)
 		}
 	}()
 	for _, sys := range systems {
@@ -218,7 +220,7 @@ func (h *harness) runSink(w *worker, d *dataset, tag string) (measured, error) {
 		return measured{}, err
 	}
 	if !same {
-		return measured{}, fmt.Errorf("%s wrote %s, which differs from the input %s", w.proc.name, out, d.file)
+		return measured{}, fmt.Errorf("%s wrote %s, which differs from the input %s", w.proc.Name, out, d.file)
 	}
 	return m, os.Remove(out)
 }
@@ -274,8 +276,8 @@ func (h *harness) idleRound(sys string, r int) error {
 	if err != nil {
 		return err
 	}
-	defer w.proc.stop(60 * time.Second)
-	startSecs := up.Sub(w.proc.started).Seconds()
+	defer w.proc.Stop(60 * time.Second)
+	startSecs := up.Sub(w.proc.Started).Seconds()
 	h.res.add("start", sys, startSecs)
 	h.log("start    %-7s round %d: exec -> GET /health 200 in %.2f s", sys, r+1, startSecs)
 	var names []string
@@ -308,7 +310,7 @@ func (h *harness) measureIdle(w *worker) (rssMiB, cpuPct float64, err error) {
 	if err := sleepAlive(h.opts.settle, w.alive); err != nil {
 		return 0, 0, err
 	}
-	cpu, err := startCPU(w.proc.pid())
+	cpu, err := startCPU(w.proc.Pid())
 	if err != nil {
 		return 0, 0, err
 	}
@@ -316,7 +318,7 @@ func (h *harness) measureIdle(w *worker) (rssMiB, cpuPct float64, err error) {
 	var sum float64
 	var n int
 	for time.Since(start) < h.opts.window {
-		rss, err := rssBytes(w.proc.pid())
+		rss, err := benchproc.RSSBytes(w.proc.Pid())
 		if err != nil {
 			return 0, 0, err
 		}
@@ -409,7 +411,7 @@ func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
 	var ws []*worker
 	defer func() {
 		for _, w := range ws {
-			w.proc.stop(60 * time.Second)
+			w.proc.Stop(60 * time.Second)
 		}
 	}()
 	join := ""
@@ -480,7 +482,7 @@ func (h *harness) failoverRound(v failoverVariant, r int) (float64, error) {
 	if perWorker[victim.id] == 0 {
 		return 0, fmt.Errorf("no task runs on %s, the non-leader with the most tasks: placement %v", victim.id, place)
 	}
-	killed, err := victim.proc.kill()
+	killed, err := victim.proc.Kill()
 	if err != nil {
 		return 0, err
 	}
@@ -502,13 +504,13 @@ var leaderLine = regexp.MustCompile(`leaderUrl='http://([^/']+)/'|"leader_worker
 
 // groupLeader is the leader of w's group as w last logged it.
 func groupLeader(w *worker) (string, error) {
-	b, err := os.ReadFile(w.proc.logPath)
+	b, err := os.ReadFile(w.proc.LogPath)
 	if err != nil {
 		return "", err
 	}
 	all := leaderLine.FindAllSubmatch(b, -1)
 	if len(all) == 0 {
-		return "", fmt.Errorf("%s: no leaderUrl= or leader_worker in its log %s: cannot tell the group's leader", w.proc.name, w.proc.logPath)
+		return "", fmt.Errorf("%s: no leaderUrl= or leader_worker in its log %s: cannot tell the group's leader", w.proc.Name, w.proc.LogPath)
 	}
 	last := all[len(all)-1]
 	return string(last[1]) + string(last[2]), nil

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sluice-io/sluice/bench/internal/benchproc"
 )
 
 // The two systems, in the order the first round runs them.
@@ -51,7 +53,7 @@ func (w *worker) alive() error {
 	if err := w.ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)
 	}
-	return w.proc.alive()
+	return w.proc.Alive()
 }
 
 // workerProps are the worker keys both systems get: the distribution's
@@ -82,7 +84,7 @@ func (l *launcher) workerProps(group string, port int) map[string]string {
 // (Connect's scheduled.rebalance.max.delay.ms); join is the gossip address
 // (bind) of a Sluice worker of the same group to join, "" for the first.
 func (l *launcher) start(system, group, name string, extra map[string]string, join string) (*worker, error) {
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (l *launcher) start(system, group, name string, extra map[string]string, jo
 	case sluiceName:
 		// A port of its own rather than --bind's port 0, because the
 		// other workers of a cluster must know it to join.
-		gossip, err := freePort()
+		gossip, err := benchproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -153,12 +155,12 @@ func (l *launcher) startHealthy(system, group, name string, extra map[string]str
 		if err == nil {
 			return w, up, nil
 		}
-		w.proc.stop(60 * time.Second)
-		log, _ := os.ReadFile(w.proc.logPath)
+		w.proc.Stop(60 * time.Second)
+		log, _ := os.ReadFile(w.proc.LogPath)
 		if attempt == 3 || l.ctx.Err() != nil || !bytes.Contains(log, []byte("Address already in use")) {
 			return nil, time.Time{}, err
 		}
-		fmt.Fprintf(os.Stderr, "%s: a port it was given was taken meanwhile; starting it again on others\n", w.proc.name)
+		fmt.Fprintf(os.Stderr, "%s: a port it was given was taken meanwhile; starting it again on others\n", w.proc.Name)
 	}
 }
 
@@ -198,7 +200,7 @@ func (w *worker) waitHealthy(timeout time.Duration) (time.Time, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return time.Time{}, fmt.Errorf("%s: GET /health not 200 within %v; last answer: %s", w.proc.name, timeout, last)
+	return time.Time{}, fmt.Errorf("%s: GET /health not 200 within %v; last answer: %s", w.proc.Name, timeout, last)
 }
 
 // do sends one REST request and returns the status code and body.
@@ -245,10 +247,10 @@ func (w *worker) send(method, path string, body any, want int, timeout time.Dura
 			return nil
 		}
 		if err == nil && !retryable(code) {
-			return fmt.Errorf("%s %s %s: %d %s", w.proc.name, method, path, code, b)
+			return fmt.Errorf("%s %s %s: %d %s", w.proc.Name, method, path, code, b)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s %s %s: no %d within %v; last: %d %s %v", w.proc.name, method, path, want, timeout, code, b, err)
+			return fmt.Errorf("%s %s %s: no %d within %v; last: %d %s %v", w.proc.Name, method, path, want, timeout, code, b, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -276,7 +278,7 @@ func (w *worker) statuses() (map[string][]taskState, error) {
 		return nil, err
 	}
 	if code != http.StatusOK {
-		return nil, fmt.Errorf("%s GET /connectors?expand=status: %d %s", w.proc.name, code, b)
+		return nil, fmt.Errorf("%s GET /connectors?expand=status: %d %s", w.proc.Name, code, b)
 	}
 	var all map[string]struct {
 		Status struct {
@@ -284,7 +286,7 @@ func (w *worker) statuses() (map[string][]taskState, error) {
 		} `json:"status"`
 	}
 	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, fmt.Errorf("%s GET /connectors?expand=status: %v: %.200s", w.proc.name, err, b)
+		return nil, fmt.Errorf("%s GET /connectors?expand=status: %v: %.200s", w.proc.Name, err, b)
 	}
 	out := make(map[string][]taskState, len(all))
 	for name, c := range all {
@@ -314,7 +316,7 @@ func (w *worker) waitRunning(names []string, ok func(workerID string) bool, time
 		}
 		time.Sleep(every)
 	}
-	return time.Time{}, nil, fmt.Errorf("%s: tasks not all RUNNING within %v; first missing: %s", w.proc.name, timeout, last)
+	return time.Time{}, nil, fmt.Errorf("%s: tasks not all RUNNING within %v; first missing: %s", w.proc.Name, timeout, last)
 }
 
 // placed returns connector -> worker id of the one task of each named

@@ -34,20 +34,21 @@ type colDesc struct {
 	key    bool // part of the replica identity, as a relation message flags it
 }
 
-// lookupType describes a type that is not built in: an enum, or an array
-// of one. It returns nil for other types (and on a failed query, which
-// leaves the column out as an unknown type would be, after a warning).
+// lookupType describes a type that is not built in: an enum, an extension
+// type Debezium maps by name (ltree, citext), or an array of one. It
+// returns nil for other types (and on a failed query, which leaves the
+// column out as an unknown type would be, after a warning).
 func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 	return func(oid uint32) *typeInfo {
 		if ti, ok := c.types[oid]; ok {
 			return ti
 		}
-		var typtype string
+		var typtype, name string
 		var elem uint32
 		var labels []string
-		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typelem,
+		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typname::text, t.typelem,
 				coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}')
-			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &elem, &labels)
+			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &name, &elem, &labels)
 		if err != nil {
 			c.log.Warn().Err(err).Uint32("oid", oid).Msg("cannot describe a column type; its columns are left out")
 			return nil
@@ -58,6 +59,8 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 			ti = &typeInfo{enumLabels: labels}
 		case elem != 0:
 			ti = &typeInfo{elem: elem}
+		case namedTypes[name]:
+			ti = &typeInfo{name: name}
 		}
 		c.types[oid] = ti
 		return ti
@@ -163,7 +166,11 @@ var computedDefaults = map[uint32]string{
 	oidInterval: "PT0S",
 }
 
-var quotedLiteral = regexp.MustCompile(`^'((?:[^']|'')*)'`)
+// quotedLiteral is Debezium's LITERAL_DEFAULT_PATTERN, which it finds
+// anywhere in a default that holds a quote: what lies between the first
+// two quotes. A quote doubled inside the literal therefore ends it: the
+// default written it, two quotes, s is "it", as in Debezium 3.6.1.
+var quotedLiteral = regexp.MustCompile(`'(.*?)'`)
 
 // defaultValue converts a column's default expression as Debezium does
 // for the schema: a constant is the column's value of it, a computed
@@ -182,12 +189,12 @@ func defaultValue(oid uint32, enum bool, conv *converter, expr string) (any, boo
 			return nil, false
 		}
 		text = placeholder
-	case strings.HasPrefix(expr, "'"):
+	case strings.Contains(expr, "'"):
 		m := quotedLiteral.FindStringSubmatch(expr)
 		if m == nil {
 			return nil, false
 		}
-		text = strings.ReplaceAll(m[1], "''", "'")
+		text = m[1]
 	default:
 		text = strings.Trim(expr, "()")
 	}

@@ -58,6 +58,22 @@ func (c *Connector) TaskConfigs(context.Context, int) ([]map[string]string, erro
 
 func (c *Connector) Stop() error { return nil }
 
+// ExactlyOnceSupport says yes, as Debezium 3.6.1's PostgresConnector does
+// (SUPPORTED, whatever the config): an offset names a position in the WAL
+// exactly (lsn_commit, lsn and the message type), so a task resumed from
+// the offsets committed with its records re-reads exactly the changes
+// after them, and the slot is confirmed only once those offsets are
+// committed.
+func (c *Connector) ExactlyOnceSupport(map[string]string) bool { return true }
+
+// CanDefineTransactionBoundaries says yes, where Debezium says no (Kafka's
+// default): with transaction.boundary=connector the task commits the whole
+// snapshot as one Kafka transaction and each PostgreSQL transaction as one
+// (reader.go: put, commitHeld), so that a read_committed consumer never sees a
+// part of either, and a snapshot interrupted by a crash leaves nothing
+// visible to be read twice.
+func (c *Connector) CanDefineTransactionBoundaries(map[string]string) bool { return true }
+
 // ValidateConfig refuses the Debezium keys Sluice does not implement and,
 // when the keys are otherwise valid, checks the database as Debezium's
 // validation does: that it is reachable, has wal_level=logical, and that

@@ -54,6 +54,9 @@ func (r *reader) decode(ctx context.Context, lsn uint64, data []byte) error {
 		if r.tx == nil {
 			return nil
 		}
+		if err := r.commitHeld(ctx); err != nil {
+			return err
+		}
 		r.t.raiseFlush(r.t.progress.add(finished{commitLSN: r.tx.commitLSN, prevCommit: r.lastCommit, lastLSN: r.tx.lastLSN, endLSN: uint64(m.TransactionEndLSN)}))
 		r.walEnd = uint64(m.TransactionEndLSN)
 		// Debezium's lsn_commit (and source.sequence's first element)
@@ -201,12 +204,12 @@ func (r *reader) queueDelete(ctx context.Context, del *connectors.SourceRecord, 
 // must emit the whole change again rather than skip its rest.
 func (r *reader) queuePart(ctx context.Context, rec *connectors.SourceRecord, lsn uint64) error {
 	rec.Offset = r.position(lsn - 1).offset()
-	return r.enqueue(ctx, rec)
+	return r.put(ctx, rec)
 }
 
 // queue queues a record that carries its change's own offset.
 func (r *reader) queue(ctx context.Context, rec *connectors.SourceRecord, lsn uint64) error {
-	if err := r.enqueue(ctx, rec); err != nil {
+	if err := r.put(ctx, rec); err != nil {
 		return err
 	}
 	r.tx.lastLSN = lsn

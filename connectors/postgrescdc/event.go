@@ -108,6 +108,7 @@ type cell struct {
 	text      string
 	null      bool
 	unchanged bool // an unchanged TOASTed value pgoutput did not send
+	snapshot  bool // read by the snapshot, not sent by the stream
 }
 
 // row converts a tuple into the table's value struct.
@@ -134,7 +135,11 @@ func (t *table) row(cells []cell) (*connectors.StructValue, error) {
 				}
 			}
 		default:
-			val, err := c.conv.parse(cl.text)
+			parse := c.conv.parse
+			if cl.snapshot && c.conv.parseSnapshot != nil {
+				parse = c.conv.parseSnapshot
+			}
+			val, err := parse(cl.text)
 			if err != nil {
 				return nil, fmt.Errorf("column %q of %s.%s: %w", c.name, t.schema, t.name, err)
 			}

@@ -41,6 +41,10 @@ type reader struct {
 	// offset's lsn_commit began.
 	resumedPast bool
 	lastProbe   time.Time // when checkServer last asked the server
+	// held is the last record of the PostgreSQL transaction being
+	// decoded, kept back when the task defines its transactions until the
+	// COMMIT says it is the last (see put).
+	held *connectors.SourceRecord
 }
 
 // txState is the transaction being decoded.
@@ -93,6 +97,18 @@ func (r *reader) run(ctx context.Context) error {
 		r.t.log.Info().Msg("snapshot.mode is initial_only and the snapshot is complete: nothing to stream")
 		<-ctx.Done()
 		return nil
+	}
+	if snapshot && slot.exists && r.t.txn != nil {
+		// The task commits the snapshot as one Kafka transaction, so an
+		// interrupted one left nothing visible. A new slot exports a new
+		// snapshot that the slot streams exactly after: the history
+		// starts there, with no change both in the snapshot and in the
+		// stream (the old slot would send the changes made since it was
+		// created, after the reads that already show them).
+		if err := pglogrepl.DropReplicationSlot(ctx, r.t.repl, s.slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+			return classifyStream(fmt.Errorf("drop replication slot %q to snapshot anew: %w", s.slot, err), s)
+		}
+		slot.exists = false
 	}
 	var start pglogrepl.LSN
 	switch {
@@ -220,6 +236,9 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 		pending.Offset = p.offset()
 		rec := pending
 		pending = nil
+		if lastOverall && r.t.txn != nil {
+			r.t.txn.CommitTransactionAfter(rec) // the whole snapshot, or none of it
+		}
 		return r.enqueue(ctx, rec)
 	}
 	rows := 0
@@ -292,7 +311,7 @@ func (r *reader) readTable(ctx context.Context, tx pgx.Tx, t *table, each func(*
 				if vals[i] == nil {
 					cells[i] = cell{null: true}
 				} else {
-					cells[i] = cell{text: string(vals[i])}
+					cells[i] = cell{text: string(vals[i]), snapshot: true}
 				}
 			}
 			row, err := t.row(cells)
@@ -462,6 +481,9 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 		Partition: r.t.partition, Offset: p.offset(), Topic: "__debezium-heartbeat." + s.prefix,
 		KeySchema: heartbeatKeySchema, Key: key, ValueSchema: heartbeatValueSchema, Value: val,
 	}
+	if r.t.txn != nil {
+		r.t.txn.CommitTransactionAfter(rec)
+	}
 	if err := r.enqueue(ctx, rec); err != nil {
 		return err
 	}
@@ -476,3 +498,33 @@ var (
 	heartbeatValueSchema = &connectors.Schema{Type: connectors.Struct, Name: "io.debezium.connector.common.Heartbeat", Version: 1,
 		Fields: []connectors.Field{{Name: "ts_ms", Schema: connectors.Int64Schema}}}
 )
+
+// put queues a record of the PostgreSQL transaction being decoded. When
+// the task defines its transactions it keeps the record back and queues
+// the one it held: the COMMIT queues the last one (commitHeld), marked as
+// its Kafka transaction's end.
+func (r *reader) put(ctx context.Context, rec *connectors.SourceRecord) error {
+	if r.t.txn == nil {
+		return r.enqueue(ctx, rec)
+	}
+	prev := r.held
+	r.held = rec
+	if prev == nil {
+		return nil
+	}
+	return r.enqueue(ctx, prev)
+}
+
+// commitHeld queues the held record, the last of its PostgreSQL
+// transaction, and asks the runtime to commit the Kafka transaction after
+// it. (A request that replaces one the runtime has not reached yet merges
+// two whole transactions into one: still never a part of one.)
+func (r *reader) commitHeld(ctx context.Context) error {
+	if r.held == nil {
+		return nil
+	}
+	rec := r.held
+	r.held = nil
+	r.t.txn.CommitTransactionAfter(rec)
+	return r.enqueue(ctx, rec)
+}

@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,17 @@ type Task struct {
 
 	meta *pgx.Conn
 	repl *pgconn.PgConn
+
+	// txn is set when the worker runs the task exactly once with
+	// transaction.boundary=connector: the reader then commits the whole
+	// snapshot, and each PostgreSQL transaction, as one Kafka transaction.
+	txn connectors.TransactionContext
+	// handed is the offset of the last record Poll returned: a reader
+	// restarted after a retriable failure resumes after it, not from the
+	// stored offset, for the records in between are on their way to Kafka
+	// (in an exactly-once task's open transaction they would be written
+	// twice).
+	handed map[string]any
 
 	queue  chan *connectors.SourceRecord
 	failed chan struct{} // closed when the reader stopped with err
@@ -147,6 +159,7 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 		return err
 	}
 	t.s, t.tc, t.log = s, tc, *tc.Logger()
+	t.txn = tc.TransactionContext()
 	t.partition = map[string]any{"server": s.prefix}
 	if s.extendedHeaders {
 		t.headers = contextHeaders(s.prefix, newRunID())
@@ -163,11 +176,15 @@ func (t *Task) Open(ctx context.Context, tc connectors.SourceTaskContext, config
 	return t.startReader()
 }
 
-// startReader starts a reader from the stored offset.
+// startReader starts a reader after the last record Poll returned, or
+// from the stored offset when it returned none.
 func (t *Task) startReader() error {
-	stored, err := t.tc.Offset(t.partition)
-	if err != nil {
-		return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
+	stored := t.handed
+	if stored == nil {
+		var err error
+		if stored, err = t.tc.Offset(t.partition); err != nil {
+			return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
+		}
 	}
 	t.queue = make(chan *connectors.SourceRecord, t.s.maxQueue)
 	t.failed = make(chan struct{})
@@ -276,10 +293,17 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 		out = append(out, r)
 	case <-t.failed:
 		err := t.err
+		if t.txn != nil {
+			// Fail the task, retriable or not: the runtime aborts the
+			// open transaction (a part of a snapshot or of a PostgreSQL
+			// transaction) and restarts the task, which resumes from
+			// the offsets committed with the last whole one.
+			return nil, fmt.Errorf("%v (transaction.boundary=connector: the task restarts from its last committed transaction)", err)
+		}
 		if connectors.IsRetriable(err) {
 			// The runtime retries Poll with backoff: the next call
-			// reads from a new reader, started from the stored offset
-			// (records queued but not yet stored come again).
+			// reads from a new reader, started after the last record
+			// returned.
 			t.stopReader()
 			if rerr := t.startReader(); rerr != nil {
 				return nil, rerr
@@ -296,9 +320,11 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 		case r := <-t.queue:
 			out = append(out, r)
 		default:
+			t.handed = out[len(out)-1].Offset
 			return out, nil
 		}
 	}
+	t.handed = out[len(out)-1].Offset
 	return out, nil
 }
 
@@ -345,6 +371,26 @@ func (t *Task) Close() error {
 		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}
 	defer conn.Close(ctx)
+	// The walsender of the connection just closed may hold the slot a
+	// moment longer: wait for it to let go (or for the timeout).
+	for {
+		var active bool
+		err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", t.s.slot).Scan(&active)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
+		}
+		if !active {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drop replication slot %q: it is still in use: %w", t.s.slot, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", t.s.slot); err != nil {
 		return fmt.Errorf("drop replication slot %q: %w", t.s.slot, err)
 	}

@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -20,6 +21,10 @@ const (
 	uuidName          = "io.debezium.data.Uuid"
 	enumName          = "io.debezium.data.Enum"
 	xmlName           = "io.debezium.data.Xml"
+	bitsName          = "io.debezium.data.Bits"
+	pointName         = "io.debezium.data.geometry.Point"
+	ltreeName         = "io.debezium.data.Ltree"
+	tsvectorName      = "io.debezium.data.Tsvector"
 	varScaleName      = "io.debezium.data.VariableScaleDecimal"
 	dateName          = "io.debezium.time.Date"
 	timeName          = "io.debezium.time.Time"
@@ -66,6 +71,9 @@ const (
 	oidInterval    = 1186
 	oidTimetz      = 1266
 	oidBit         = 1560
+	oidVarbit      = 1562
+	oidPoint       = 600
+	oidTsvector    = 3614
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
@@ -98,6 +106,7 @@ type typeModes struct {
 type typeInfo struct {
 	enumLabels []string // an enum's labels in sort order
 	elem       uint32   // an array's element type (0: not an array)
+	name       string   // an extension type in namedTypes
 }
 
 // converter turns a column's text representation (pgoutput's and the
@@ -105,6 +114,10 @@ type typeInfo struct {
 type converter struct {
 	schema *connectors.Schema // required; made optional per column
 	parse  func(text string) (any, error)
+	// parseSnapshot, when set, parses what the snapshot read: Debezium's
+	// snapshot reads through the JDBC driver, whose values differ from
+	// the stream's for a few inputs (infinite dates).
+	parseSnapshot func(text string) (any, error)
 	// placeholder is the value of an unchanged TOASTed column.
 	placeholder any
 }
@@ -160,11 +173,22 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 		return str(logical(connectors.String, xmlName))
 	case oidUUID:
 		return str(logical(connectors.String, uuidName))
-	case oidBit:
-		if typmod == 1 {
+	case oidBit, oidVarbit:
+		switch {
+		case typmod == 1:
 			return &converter{schema: connectors.BooleanSchema, parse: func(t string) (any, error) { return t == "1", nil }}
+		case typmod > 1:
+			return bitsConverter(int(typmod))
+		case oid == oidVarbit:
+			// A varbit without a length is, to Debezium, one of the
+			// JDBC driver's column size: Integer.MAX_VALUE.
+			return bitsConverter(math.MaxInt32)
 		}
 		return nil
+	case oidPoint:
+		return pointConverter()
+	case oidTsvector:
+		return str(logical(connectors.String, tsvectorName))
 	case oidBytea:
 		return byteaConverter(m.binary)
 	case oidNumeric:
@@ -195,13 +219,90 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 	if info.enumLabels != nil {
 		return enumConverter(info.enumLabels)
 	}
+	if info.name != "" {
+		return namedConverter(info.name)
+	}
 	if info.elem != 0 {
-		if ei := lookup(info.elem); ei != nil && ei.enumLabels != nil {
+		ei := lookup(info.elem)
+		switch {
+		case ei != nil && ei.enumLabels != nil:
 			// Debezium's array of enum has required elements.
 			return arrayConverter(enumConverter(ei.enumLabels), false)
+		case ei != nil && ei.name == "ltree":
+			return arrayConverter(namedConverter(ei.name), true)
 		}
 	}
 	return nil
+}
+
+// namedTypes are the extension types (their oids differ from database to
+// database) that Debezium maps by name.
+var namedTypes = map[string]bool{"ltree": true, "citext": true}
+
+// namedConverter maps an extension type of namedTypes as Debezium does:
+// ltree as io.debezium.data.Ltree, citext as a plain string.
+func namedConverter(name string) *converter {
+	s := connectors.StringSchema
+	if name == "ltree" {
+		s = logical(connectors.String, ltreeName)
+	}
+	return &converter{schema: s, parse: func(t string) (any, error) { return t, nil }, placeholder: unavailableValue}
+}
+
+// bitsConverter maps a bit string of length bits (more than one) as
+// Debezium does: io.debezium.data.Bits with its length, the value the
+// string read as a binary number (its last bit the lowest), in
+// little-endian bytes, as few as its highest set bit needs (none for all
+// zeros): what Java's BitSet.toByteArray gives.
+func bitsConverter(length int) *converter {
+	s := &connectors.Schema{Type: connectors.Bytes, Name: bitsName, Version: 1, Parameters: map[string]string{"length": strconv.Itoa(length)}}
+	return &converter{schema: s, placeholder: []byte(unavailableValue), parse: func(t string) (any, error) {
+		out := make([]byte, 0, (len(t)+7)/8)
+		for i := range len(t) {
+			switch t[i] {
+			case '0':
+			case '1':
+				bit := len(t) - 1 - i
+				for len(out) <= bit/8 {
+					out = append(out, 0)
+				}
+				out[bit/8] |= 1 << (bit % 8)
+			default:
+				return nil, fmt.Errorf("not a bit string: %q", t)
+			}
+		}
+		return out, nil
+	}}
+}
+
+// pointSchema is Debezium's io.debezium.data.geometry.Point.
+var pointSchema = &connectors.Schema{Type: connectors.Struct, Name: pointName, Version: 1, Doc: "Geometry (POINT)",
+	Fields: []connectors.Field{
+		{Name: "x", Schema: connectors.Float64Schema},
+		{Name: "y", Schema: connectors.Float64Schema},
+		{Name: "wkb", Schema: connectors.OptionalBytesSchema},
+		{Name: "srid", Schema: &connectors.Schema{Type: connectors.Int32, Optional: true}},
+	}}
+
+// pointConverter maps point as Debezium does: x, y, the point in
+// little-endian WKB and no SRID.
+func pointConverter() *converter {
+	return &converter{schema: pointSchema, parse: func(t string) (any, error) {
+		xs, ys, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(t, "("), ")"), ",")
+		x, errX := strconv.ParseFloat(xs, 64)
+		y, errY := strconv.ParseFloat(ys, 64)
+		if !ok || errX != nil || errY != nil {
+			return nil, fmt.Errorf("not a point: %q", t)
+		}
+		wkb := make([]byte, 21)
+		wkb[0] = 1                                // little-endian
+		binary.LittleEndian.PutUint32(wkb[1:], 1) // a Point
+		binary.LittleEndian.PutUint64(wkb[5:], math.Float64bits(x))
+		binary.LittleEndian.PutUint64(wkb[13:], math.Float64bits(y))
+		v := connectors.NewStruct(pointSchema)
+		v.Values[0], v.Values[1], v.Values[2] = x, y, wkb
+		return v, nil
+	}}
 }
 
 func enumConverter(labels []string) *converter {
@@ -324,18 +425,46 @@ func moneyConverter(mode string) *converter {
 	return &converter{schema: s, parse: func(t string) (any, error) { return parseRat(plain(t)) }}
 }
 
+// Debezium's days for PostgreSQL's infinite dates. The stream's are the
+// epoch days of its POSITIVE_ and NEGATIVE_INFINITY_LOCAL_DATE
+// (-5877611-06-21 and -22); the snapshot's are what the JDBC driver's
+// infinite java.sql.Date (PGStatement.DATE_POSITIVE_ and
+// DATE_NEGATIVE_INFINITY milliseconds) becomes as a LocalDate in UTC, its
+// epoch day cut to an int. Both are what Debezium 3.6.1 writes, checked
+// by the differential test (test/debezium).
+var (
+	streamInfiniteDays   = map[string]int32{"infinity": -2147472692, "-infinity": -2147472691}
+	snapshotInfiniteDays = map[string]int32{"infinity": -622191234, "-infinity": -625821272}
+)
+
 func dateConverter(mode string) *converter {
-	if mode == "connect" {
-		return &converter{schema: &connectors.Schema{Type: connectors.Int32, Name: connectors.DateLogical, Version: 1},
-			parse: func(t string) (any, error) { return time.Parse("2006-01-02", t) }}
-	}
-	return &converter{schema: logical(connectors.Int32, dateName), parse: func(t string) (any, error) {
-		d, err := time.Parse("2006-01-02", t)
-		if err != nil {
-			return nil, err
+	days := func(infinite map[string]int32) func(string) (int32, error) {
+		return func(t string) (int32, error) {
+			if d, ok := infinite[t]; ok {
+				return d, nil
+			}
+			d, err := time.Parse("2006-01-02", t)
+			if err != nil {
+				return 0, fmt.Errorf("not a date: %q", t)
+			}
+			return int32(d.Unix() / 86400), nil
 		}
-		return int32(d.Unix() / 86400), nil
-	}}
+	}
+	stream, snapshot := days(streamInfiniteDays), days(snapshotInfiniteDays)
+	if mode == "connect" {
+		asDate := func(days func(string) (int32, error)) func(string) (any, error) {
+			return func(t string) (any, error) {
+				d, err := days(t)
+				return time.Unix(int64(d)*86400, 0).UTC(), err
+			}
+		}
+		return &converter{schema: &connectors.Schema{Type: connectors.Int32, Name: connectors.DateLogical, Version: 1},
+			parse: asDate(stream), parseSnapshot: asDate(snapshot)}
+	}
+	asInt := func(days func(string) (int32, error)) func(string) (any, error) {
+		return func(t string) (any, error) { return days(t) }
+	}
+	return &converter{schema: logical(connectors.Int32, dateName), parse: asInt(stream), parseSnapshot: asInt(snapshot)}
 }
 
 // timeOfDay parses a time's text as nanoseconds since midnight (24:00:00
@@ -384,9 +513,24 @@ func timeConverter(precision int, mode string) *converter {
 	return &converter{schema: logical(connectors.Int64, nanoTimeName), parse: func(t string) (any, error) { return timeOfDay(t) }}
 }
 
+// Debezium's instants for PostgreSQL's infinite timestamps: its
+// POSITIVE_ and NEGATIVE_INFINITY_INSTANT, from the JDBC driver's
+// PGStatement.DATE_POSITIVE_ and DATE_NEGATIVE_INFINITY read as
+// microseconds, in the snapshot and in the stream alike.
+var (
+	positiveInfinity = time.UnixMicro(9223372036825200000).UTC()
+	negativeInfinity = time.UnixMicro(-9223372036832400000).UTC()
+)
+
 // parseTimestamp reads timestamp's ISO output (DateStyle=ISO), with " BC"
-// for years before 1.
+// for years before 1, and infinity and -infinity as Debezium maps them.
 func parseTimestamp(t string) (time.Time, error) {
+	switch t {
+	case "infinity":
+		return positiveInfinity, nil
+	case "-infinity":
+		return negativeInfinity, nil
+	}
 	bc := strings.HasSuffix(t, " BC")
 	t = strings.TrimSuffix(t, " BC")
 	v, err := time.Parse("2006-01-02 15:04:05.999999999", t)

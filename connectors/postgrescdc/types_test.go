@@ -54,8 +54,9 @@ func TestConverterSchemasFollowTheModes(t *testing.T) {
 	if c := converterFor(oidNumeric, (10<<16|2)+4, adaptive, noTypes); c.schema.Parameters["scale"] != "2" || c.schema.Parameters["connect.decimal.precision"] != "10" {
 		t.Errorf("decimal parameters %v", c.schema.Parameters)
 	}
-	if c := converterFor(600, -1, adaptive, noTypes); c != nil {
-		t.Errorf("point is captured: %+v", c.schema)
+	// A type the connector does not map is left out (box).
+	if c := converterFor(603, -1, adaptive, noTypes); c != nil {
+		t.Errorf("box is captured: %+v", c.schema)
 	}
 	enum := func(oid uint32) *typeInfo {
 		switch oid {
@@ -180,8 +181,9 @@ func TestColumnDefaultsAreSchemaDefaults(t *testing.T) {
 	rec := h.poll(1)[0]
 	row := rec.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
 	// As Debezium's: a computed default (serial's nextval, now()) has the
-	// type's placeholder.
-	want := map[string]any{"id": int32(0), "n": int32(-1), "s": "it's", "b": true, "ts": "1970-01-01T00:00:00.000000Z", "plain": nil,
+	// type's placeholder, and a quoted literal ends at its first inner
+	// quote (LITERAL_DEFAULT_PATTERN, '(.*?)').
+	want := map[string]any{"id": int32(0), "n": int32(-1), "s": "it", "b": true, "ts": "1970-01-01T00:00:00.000000Z", "plain": nil,
 		"by": nil, "m": "ok", "j": "{}"}
 	for name, w := range want {
 		if _, s := row.Schema.Field(name); !reflect.DeepEqual(s.Default, w) {
@@ -217,5 +219,44 @@ func TestVariableScaleDecimalValueCarriesTheColumnSchema(t *testing.T) {
 	}
 	if err := row.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Debezium's Bits: the string as a binary number, little-endian, in as
+// few bytes as its highest set bit needs.
+func TestBitsAsDebeziumWritesThem(t *testing.T) {
+	c := bitsConverter(12)
+	if c.schema.Name != "io.debezium.data.Bits" || c.schema.Parameters["length"] != "12" {
+		t.Fatalf("schema %+v", c.schema)
+	}
+	for text, want := range map[string][]byte{
+		"101000000001": {0x01, 0x0a},
+		"000000000000": {},
+		"000010000000": {0x80},
+		"100000000000": {0x00, 0x08},
+	} {
+		got, err := c.parse(text)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %#v, %v; want %#v", text, got, err, want)
+		}
+	}
+	if _, err := c.parse("10x"); err == nil {
+		t.Error("a bad bit string parsed")
+	}
+}
+
+// Debezium's Point: x, y and the point in little-endian WKB.
+func TestPointAsDebeziumWritesIt(t *testing.T) {
+	v, err := pointConverter().parse("(1.5,-2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.(*connectors.StructValue)
+	wantWKB := []byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0}
+	if p.Get("x") != 1.5 || p.Get("y") != -2.0 || !reflect.DeepEqual(p.Get("wkb"), wantWKB) || p.Get("srid") != nil {
+		t.Fatalf("point = %v", p.Values)
+	}
+	if _, err := pointConverter().parse("(1.5)"); err == nil {
+		t.Error("a bad point parsed")
 	}
 }

@@ -266,3 +266,43 @@ func TestSourceWithItsOwnOffsetsTopic(t *testing.T) {
 		})
 	}
 }
+
+// With transaction.boundary=connector a stopping task commits only what the
+// connector asked to commit, as Connect's CONNECTOR boundary manager does:
+// the records after its last request are aborted, never visible, and the
+// stored offset stays at the last commit.
+func TestExactlyOnceConnectorBoundaryStopAbortsTheOpenTransaction(t *testing.T) {
+	e := newEnvOn(t, storetest.Start(t, "t", ProducerOpts()...), false, withExactlyOnce)
+	name := "eos-connector-stop"
+	cfg := datagenConfig(name, e.topic(name), -1, "tasks.max", "1", "transaction.boundary", "connector",
+		"transaction.size", "100", "records.per.second", "500", "batch.size", "10")
+	e.create(name, cfg)
+	e.waitTaskState(name, 0, state.StateRunning)
+	testutil.Eventually(t, 20*time.Second, "a transaction committed", func() error {
+		if off, err := e.offsets.Offset(name, map[string]any{"task": 0}); err != nil || off == nil {
+			return fmt.Errorf("offset %v, err %v", off, err)
+		}
+		return nil
+	})
+	time.Sleep(150 * time.Millisecond) // into the next transaction, most likely
+	e.setTarget(name, state.TargetStopped)
+	testutil.Eventually(t, 20*time.Second, "the task gone", func() error {
+		if tasks := e.statuses.Tasks(name); len(tasks) > 0 && tasks[0].State == state.StateRunning {
+			return fmt.Errorf("task %v", tasks[0].State)
+		}
+		return nil
+	})
+	off, err := e.offsets.Offset(name, map[string]any{"task": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := off["seq"].(int64)
+	if (last+1)%100 != 0 {
+		t.Fatalf("the stored offset is seq %d, not the end of a transaction the connector asked for", last)
+	}
+	recs := e.readCommitted(e.topic(name), int(last)+1)
+	if len(recs) != int(last)+1 {
+		t.Fatalf("%d records visible to read_committed, want %d (those of the committed transactions)", len(recs), last+1)
+	}
+	exactlyOnce(t, recs, 1, last+1)
+}

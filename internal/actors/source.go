@@ -563,11 +563,19 @@ func (p *sourcePipeline) endBoundary(ctx context.Context, commit bool) error {
 
 // finishTransactions ends an exactly-once task: a task that stops commits
 // what it has open (within task.shutdown.graceful.timeout.ms), a failing
-// one aborts it, and its next instance resumes from the last commit.
+// one aborts it, and its next instance resumes from the last commit. With
+// transaction.boundary=connector a stopping task commits only when the
+// connector asked for a commit, as Connect's CONNECTOR boundary manager
+// does: the connector alone knows whether what is open is whole (a
+// half-read snapshot committed would be read again by the next instance).
 func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, stopProduce func()) error {
 	if loopErr == nil {
 		dctx, cancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
-		loopErr = p.commitTransaction(dctx)
+		if p.connectorWantsAbort() {
+			loopErr = p.abortTransaction(dctx)
+		} else {
+			loopErr = p.commitTransaction(dctx)
+		}
 		cancel()
 		if loopErr != nil && !isFenced(loopErr) {
 			p.log.Warn().Err(loopErr).Msg("the last transaction did not commit; the next instance of the task resumes from the last commit")
@@ -581,6 +589,17 @@ func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, 
 		return nil // stopping: what did not commit is read again
 	}
 	return loopErr
+}
+
+// connectorWantsAbort reports whether a stopping task's open transaction
+// is to be aborted: with transaction.boundary=connector, unless the
+// connector asked to commit it.
+func (p *sourcePipeline) connectorWantsAbort() bool {
+	if p.txn.boundary != connconfig.BoundaryConnector {
+		return false
+	}
+	end, commit := p.txn.boundaryNow()
+	return !end || !commit
 }
 
 // ownOffsets is the offsets of a connector with its own offsets topic

@@ -14,7 +14,7 @@ import (
 
 // The captured tables, as table.include.list names them, and their topics'
 // names after the prefix.
-var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.orders"}
+var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.orders", "public.odd_types"}
 
 // schemaSQL creates the captured tables. kinds has a column of every kind
 // whose mapping the comparison is about; its long_text is stored out of
@@ -24,7 +24,8 @@ var capturedTables = []string{"public.kinds", "public.full_ident", "inventory.or
 // for it. full_ident has REPLICA IDENTITY FULL (updates and deletes carry
 // the whole old row), a blank-padded char(4) and its own out-of-line
 // notes, left alone by an update too, and constant column defaults
-// (which Debezium puts in the schema); inventory.orders is in another
+// (which Debezium puts in the schema), two of them quoted literals that
+// hold a quote or nothing; inventory.orders is in another
 // schema, has a composite key and a bigserial (a computed default, for
 // which Debezium's schema has the placeholder default 0). The column added
 // later to kinds has a default too.
@@ -54,11 +55,20 @@ var schemaSQL = []string{
 		long_text text
 	)`,
 	`ALTER TABLE kinds ALTER COLUMN long_text SET STORAGE EXTERNAL`,
-	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int DEFAULT 7, tag char(4) DEFAULT 'new', notes text)`,
+	`CREATE TABLE full_ident (id int PRIMARY KEY, name text NOT NULL, qty int DEFAULT 7, tag char(4) DEFAULT 'new', notes text,
+		quip text DEFAULT 'it''s', blank varchar(4) DEFAULT '')`,
 	`ALTER TABLE full_ident ALTER COLUMN notes SET STORAGE EXTERNAL`,
 	`ALTER TABLE full_ident REPLICA IDENTITY FULL`,
 	`CREATE SCHEMA inventory`,
 	`CREATE TABLE inventory.orders (order_id int, line int, item text NOT NULL, seq bigserial, PRIMARY KEY (order_id, line))`,
+	// Types whose mapping is Debezium's own: bit strings (one bit is a
+	// boolean, more are io.debezium.data.Bits), point
+	// (io.debezium.data.geometry.Point), the extension types ltree (and its
+	// arrays) and citext, and tsvector.
+	`CREATE EXTENSION ltree`,
+	`CREATE EXTENSION citext`,
+	`CREATE TABLE odd_types (id int PRIMARY KEY, one bit(1), bits bit(12), vbits varbit(20), vbits_any varbit, pt point,
+		path ltree, paths ltree[], ci citext, doc tsvector)`,
 }
 
 // longText is the TOASTed value: 12000 bytes, far over the 2 KB from which
@@ -81,8 +91,12 @@ var snapshotSQL = []string{
 	kindsRow("2", "-0.001", "-1e-10", "32767", "-9223372036854775808", "-1.5e300", "false", "''",
 		"'1900-01-01 00:00:00'", "'2000-01-01 00:00:00+00'", "'2038-01-19'", "'00:00:00'",
 		"'-1 days'", `'[]'`, `'{}'`, "'00000000-0000-0000-0000-000000000000'", "'{}'", "'{NULL,\"\"}'", "'sad'", `'\x'`, "'short'"),
+	// PostgreSQL's infinite timestamps and dates, which Debezium maps to
+	// values of its own.
+	`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (6, 'infinity', '-infinity', 'infinity'), (8, '-infinity', 'infinity', '-infinity')`,
 	`INSERT INTO full_ident VALUES (1, 'one', 10, 'ab', ` + longText + `)`,
 	`INSERT INTO inventory.orders VALUES (1, 1, 'apple')`,
+	`INSERT INTO odd_types VALUES (1, B'1', B'101000000001', B'1', B'0000', '(1.5,-2)', 'top.science.astronomy', '{a.b,c}', 'MiXeD', 'a fat cat')`,
 }
 
 // workload is the streaming workload, one transaction per element, run
@@ -99,8 +113,11 @@ var workload = [][]string{
 		kindsRow("5", "99.999", "0", "0", "0", "0", "false", "'5'",
 			"'1970-01-01 00:00:00'", "'1970-01-01 00:00:00+00'", "'1970-01-01'", "'00:00:01'",
 			"'0'", `'null'`, `'[1, "two"]'`, "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'{42}'", "'{}'", "'happy'", `'\x41'`, "NULL"),
+		`INSERT INTO kinds (id, ts, ts_tz, day) VALUES (7, '-infinity', 'infinity', '-infinity'), (9, 'infinity', '-infinity', 'infinity')`,
 		`INSERT INTO full_ident VALUES (2, 'two', 20, 'abcd', 'short'), (3, 'three', NULL, NULL, NULL)`,
 		`INSERT INTO inventory.orders VALUES (1, 2, 'pear'), (2, 1, 'plum')`,
+		`INSERT INTO odd_types VALUES (2, B'0', B'000000000000', B'11111111111111111111', B'1010101010101010101010101', '(0,1e-7)', 'x', '{}', 'Ünï', 'sat:1 mat:2'),
+			(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
 	},
 	// Updates that leave the TOASTed long_text alone (rows 1 from the
 	// snapshot and 3 from the stream), and one on the FULL-identity table
@@ -140,8 +157,8 @@ var workload = [][]string{
 // and a truncate event (skipped.operations=none).
 var expectedOps = map[string][]string{
 	"public.kinds": {
-		`r {"id":1}`, `r {"id":2}`,
-		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`,
+		`r {"id":1}`, `r {"id":2}`, `r {"id":6}`, `r {"id":8}`,
+		`c {"id":3}`, `c {"id":4}`, `c {"id":5}`, `c {"id":7}`, `c {"id":9}`,
 		`u {"id":1}`, `u {"id":3}`,
 		`d {"id":2}`, `tombstone {"id":2}`, `c {"id":10}`,
 		`c {"id":20}`, `u {"id":20}`, `u {"id":1}`, `u {"id":1}`,
@@ -153,6 +170,7 @@ var expectedOps = map[string][]string{
 		`u {"id":1}`,
 		`d {"id":2}`, `tombstone {"id":2}`, `d {"id":1}`, `tombstone {"id":1}`,
 	},
+	"public.odd_types": {`r {"id":1}`, `c {"id":2}`, `c {"id":3}`},
 	"inventory.orders": {
 		`r {"line":1,"order_id":1}`,
 		`c {"line":2,"order_id":1}`, `c {"line":1,"order_id":2}`,
