@@ -157,8 +157,48 @@ func pow10(n int) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }
 
+// pow10Int64 holds 10^0 .. 10^18, every power of ten an int64 holds.
+var pow10Int64 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
 // unscaledOf returns r * 10^scale, which must be an integer.
 func unscaledOf(r *big.Rat, scale int) (*big.Int, error) {
+	if u, ok := unscaledInt64(r, scale); ok {
+		return big.NewInt(u), nil
+	}
+	return unscaledBig(r, scale)
+}
+
+// unscaledInt64 is unscaledOf for the common decimal (a database numeric
+// with a few digits), in int64 arithmetic: the general path's power and
+// division on big.Int cost more than the rest of a record's JSON. ok is
+// false when the operands or the result leave int64, and for a value the
+// scale cannot hold exactly, so that the general path decides and words
+// the error.
+func unscaledInt64(r *big.Rat, scale int) (u int64, ok bool) {
+	if scale < 0 || scale >= len(pow10Int64) || !r.Num().IsInt64() || !r.Denom().IsInt64() {
+		return 0, false
+	}
+	num, den, p := r.Num().Int64(), r.Denom().Int64(), pow10Int64[scale]
+	// r is in lowest terms, so num * p / den is an integer exactly when
+	// den divides p.
+	if p%den != 0 {
+		return 0, false
+	}
+	f := p / den
+	if num > math.MaxInt64/f || num < math.MinInt64/f {
+		return 0, false
+	}
+	return num * f, true
+}
+
+// unscaledBig is unscaledOf for any size.
+func unscaledBig(r *big.Rat, scale int) (*big.Int, error) {
 	num := new(big.Int).Set(r.Num())
 	den := new(big.Int).Set(r.Denom())
 	if scale >= 0 {
