@@ -53,6 +53,7 @@ type SourceTask struct {
 	stdin io.Reader
 
 	file    *os.File     // open regular file, read directly
+	sizer   fileSizer    // the file's size, looked at while the task is idle
 	stream  *asyncReader // stdin or a non-regular file: reads block
 	waiting bool         // the file does not exist yet
 	warned  bool
@@ -432,11 +433,11 @@ func (t *SourceTask) fill() (int, error) {
 		// to read into; Connect's task also reads only when the stream
 		// reports bytes available, which for a file is size minus
 		// position.
-		st, err := t.file.Stat()
+		size, err := t.sizer.size(t.file)
 		if err != nil {
 			return 0, pathError("cannot stat", t.path, err)
 		}
-		if st.Size() <= t.pos {
+		if size <= t.pos {
 			return 0, nil
 		}
 		t.released = false

@@ -458,3 +458,26 @@ func TestSourceLooksForAMissingFileOnceASecond(t *testing.T) {
 		t.Fatalf("got %q once the file appeared, want [x]", got)
 	}
 }
+
+// An idle task's look at its file (once a second, for every idle
+// connector) allocates nothing: one fstat, no FileInfo.
+func TestSourceIdleLookAllocatesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "a\n")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	if got := values(poll(t, task, 200*time.Millisecond)); strings.Join(got, ",") != "a" {
+		t.Fatalf("got %q, want [a]", got)
+	}
+	task.releaseIdle()
+	if !task.released {
+		t.Fatal("the buffer was not released with nothing pending")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if n, err := task.fill(); n != 0 || err != nil {
+			t.Fatalf("fill at the end of the file: %d, %v", n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a look at an idle file allocated %.1f times, want 0", allocs)
+	}
+}
