@@ -178,17 +178,7 @@ func (r *connectorRun) split(ctx context.Context) error {
 
 // reconfigure runs TaskConfigs again, after the calls asked for before.
 func (r *connectorRun) reconfigure() {
-	r.mu.Lock()
-	if r.reconfiguring {
-		r.mu.Unlock()
-		return
-	}
-	r.reconfiguring = true
-	r.mu.Unlock()
-	r.do(func() {
-		r.mu.Lock()
-		r.reconfiguring = false
-		r.mu.Unlock()
+	r.doFolded(&r.reconfiguring, func() {
 		if r.done || r.ctx.Err() != nil {
 			return
 		}
@@ -201,14 +191,26 @@ func (r *connectorRun) reconfigure() {
 
 // fail ends the connector with err, as if a call had returned it.
 func (r *connectorRun) fail(err error) {
+	r.doFolded(&r.failing, func() { r.end(&failure{err: err, trace: err.Error()}) })
+}
+
+// doFolded queues call unless a call of the same kind (pending, guarded by
+// mu) is queued and has not begun: a connector asking again and again
+// before it runs gets it once.
+func (r *connectorRun) doFolded(pending *bool, call func()) {
 	r.mu.Lock()
-	if r.failing {
+	if *pending {
 		r.mu.Unlock()
 		return
 	}
-	r.failing = true
+	*pending = true
 	r.mu.Unlock()
-	r.do(func() { r.end(&failure{err: err, trace: err.Error()}) })
+	r.do(func() {
+		r.mu.Lock()
+		*pending = false
+		r.mu.Unlock()
+		call()
+	})
 }
 
 // end stops the connector once, if it started, and tells the actor how it

@@ -35,6 +35,16 @@ var (
 	callLogs   = map[string]*callLog{}
 )
 
+// newCallLog starts a fresh log for name, so a test run again (-count)
+// does not see the calls of the run before.
+func newCallLog(name string) *callLog {
+	callLogsMu.Lock()
+	defer callLogsMu.Unlock()
+	l := &callLog{tasks: 1}
+	callLogs[name] = l
+	return l
+}
+
 func callLogFor(name string) *callLog {
 	callLogsMu.Lock()
 	defer callLogsMu.Unlock()
@@ -138,7 +148,7 @@ func connectorGoroutines() int {
 // start; between calls a connector holds no goroutine of its own.
 func TestConnectorReconfiguresOnRequest(t *testing.T) {
 	e := newCallLogEnv(t)
-	l := callLogFor("rc")
+	l := newCallLog("rc")
 	e.create("rc", withConv(map[string]string{"name": "rc", "connector.class": "test.CallLogSource", "topic": e.topic("rc-out"), "tasks.max": "2"}))
 	e.waitTaskState("rc", 0, state.StateRunning)
 	testutil.Eventually(t, 10*time.Second, "no goroutine for an idle connector", func() error {
@@ -163,7 +173,7 @@ func TestConnectorReconfiguresOnRequest(t *testing.T) {
 // a TaskConfigs runs fold into one more, and Stop runs once, last.
 func TestConnectorCallsRunOneAtATimeAndStopRunsLast(t *testing.T) {
 	e := newCallLogEnv(t)
-	l := callLogFor("one")
+	l := newCallLog("one")
 	l.delay = 20 * time.Millisecond
 	e.create("one", withConv(map[string]string{"name": "one", "connector.class": "test.CallLogSource", "topic": e.topic("one-out")}))
 	e.waitTaskState("one", 0, state.StateRunning)
@@ -198,7 +208,7 @@ func TestConnectorCallsRunOneAtATimeAndStopRunsLast(t *testing.T) {
 // starts it again.
 func TestConnectorRaiseErrorStopsAndRestartsIt(t *testing.T) {
 	e := newCallLogEnv(t)
-	l := callLogFor("raise")
+	l := newCallLog("raise")
 	e.create("raise", withConv(map[string]string{"name": "raise", "connector.class": "test.CallLogSource", "topic": e.topic("raise-out")}))
 	e.waitTaskState("raise", 0, state.StateRunning)
 	_, _, cc := l.snapshot()

@@ -1,32 +1,16 @@
 package worker
 
 import (
-	"context"
 	"encoding/base64"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
-
-	"github.com/sluice-io/sluice/internal/basicauth"
 )
 
 func startPprofWorker(t *testing.T, enable bool, props map[string]string) string {
 	t.Helper()
-	w, err := Start(Config{Cluster: "pp", Bootstrap: []string{"127.0.0.1:1"}, Props: props, EnablePprof: enable, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	})
+	w := startUnconnected(t, Config{Cluster: "pp", Props: props, EnablePprof: enable})
 	main, _ := w.ListenerURLs()
 	return main[0]
 }
@@ -46,18 +30,7 @@ func TestPprofOffByDefault(t *testing.T) {
 // authentication: 401 without the credentials of a REST user, the profile
 // with them.
 func TestPprofNeedsTheRESTCredentials(t *testing.T) {
-	dir := t.TempDir()
-	users := filepath.Join(dir, "users.properties")
-	if err := os.WriteFile(users, []byte("operator: profile-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jaasPath := filepath.Join(dir, "connect.jaas")
-	jaasText := "KafkaConnect {\n  " + basicauth.LoginModule + " required\n  file=\"" + users + "\";\n};\n"
-	if err := os.WriteFile(jaasPath, []byte(jaasText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base := startPprofWorker(t, true, map[string]string{"listeners": "http://127.0.0.1:0",
-		basicauth.ExtensionsKey: basicauth.ExtensionClass, basicauth.JAASKey: jaasPath})
+	base := startPprofWorker(t, true, basicAuthProps(t, "operator", "profile-secret"))
 	url := base + "/debug/pprof/goroutine?debug=1"
 	if code := status(t, http.DefaultClient, url); code != http.StatusUnauthorized {
 		t.Fatalf("GET /debug/pprof/goroutine without credentials: %d, want 401", code)
