@@ -100,15 +100,16 @@ func cpuPercent(a, b procSample) float64 {
 }
 
 // idleFigures is a worker process at rest: its CPU over the window, its
-// resident set at the window's end, and its own count of goroutines and
-// bytes of goroutine stacks from GET /metrics. (Its live heap is not there:
-// the heap figures in /metrics include garbage not yet collected.
-// BenchmarkIdleTaskMemory measures the live heap per task, in process.)
+// resident set at the window's end, its own count of goroutines and bytes
+// of goroutine stacks from GET /metrics, and its live heap: the heap
+// allocated right after a collection, which GET /debug/pprof/heap?gc=1
+// runs (the worker runs with --pprof).
 type idleFigures struct {
 	cpuPct     float64
 	rss        uint64
 	goroutines float64
 	stack      float64
+	liveHeap   float64
 }
 
 // idleWorkerRun is one run: the worker with no connector, then with k idle
@@ -137,7 +138,12 @@ func measureIdle(tb testing.TB, w *foWorker, tm idleTiming) idleFigures {
 	}
 	w.FailIfExited()
 	m := scrapeMetrics(tb, w.rest, "go_goroutines", "go_memstats_stack_inuse_bytes")
-	return idleFigures{cpuPct: cpuPercent(a, b), rss: b.rssBytes, goroutines: m[0], stack: m[1]}
+	// After RSS and CPU are read: the collection it forces changes both.
+	if code, _, err := foGet("http://" + w.rest + "/debug/pprof/heap?gc=1"); err != nil || code != http.StatusOK {
+		tb.Fatalf("GET /debug/pprof/heap?gc=1: %d %v", code, err)
+	}
+	heap := scrapeMetrics(tb, w.rest, "go_memstats_heap_alloc_bytes")
+	return idleFigures{cpuPct: cpuPercent(a, b), rss: b.rssBytes, goroutines: m[0], stack: m[1], liveHeap: heap[0]}
 }
 
 // scrapeMetrics reads the named unlabelled samples from GET /metrics.
@@ -167,7 +173,8 @@ func scrapeMetrics(tb testing.TB, rest string, names ...string) []float64 {
 }
 
 // startIdleWorker starts a broker and one worker at its defaults (metrics
-// on, offset.flush.interval.ms 1 s), as an operator runs it.
+// on, offset.flush.interval.ms 1 s), as an operator runs it, and with
+// --pprof, which serves the profiles only when asked.
 func startIdleWorker(tb testing.TB) *foWorker {
 	tb.Helper()
 	bootstrap := proctest.FreeAddr(tb)
@@ -178,7 +185,7 @@ func startIdleWorker(tb testing.TB) *foWorker {
 	}
 	w := &foWorker{id: "w1", rest: proctest.FreeAddr(tb), bind: proctest.FreeAddr(tb)}
 	w.foProc = foNewProc(tb, "worker-w1", "worker", "--cluster", "bench-idle", "--bootstrap", bootstrap,
-		"--rest-addr", w.rest, "--worker-id", w.id, "--bind", w.bind)
+		"--rest-addr", w.rest, "--worker-id", w.id, "--bind", w.bind, "--pprof")
 	w.start()
 	if err := proctest.WaitHealthy(foHTTP, w.rest, foStartDeadline, 50*time.Millisecond, w.FailIfExited); err != nil {
 		tb.Fatalf("%s: %v", w.name, err)
@@ -266,7 +273,8 @@ func waitAllRunning(tb testing.TB, w *foWorker, k int) {
 // `sluice broker` beside it) from /proc: its CPU% and RSS with no connector
 // and with K idle FileStreamSource connectors of one task each, and per
 // connector the goroutines, goroutine stacks and resident memory it added
-// (goroutines and stacks from the worker's own GET /metrics). The CPU window opens after a warm-up. Each iteration is a
+// (goroutines and stacks from the worker's own GET /metrics), and the live
+// heap it added. The CPU window opens after a warm-up. Each iteration is a
 // fresh worker; the metrics are medians over iterations.
 func BenchmarkIdleWorker(b *testing.B) {
 	counts, err := parseIdleCounts(*flagIdleConnectors)
@@ -292,6 +300,7 @@ func BenchmarkIdleWorker(b *testing.B) {
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.goroutines - r.empty.goroutines) / float64(r.k) }), "goroutines/conn")
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.stack - r.empty.stack) / float64(r.k) }), "stack-B/conn")
 			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (float64(r.full.rss) - float64(r.empty.rss)) / float64(r.k) }), "rss-B/conn")
+			b.ReportMetric(med(func(r idleWorkerRun) float64 { return (r.full.liveHeap - r.empty.liveHeap) / float64(r.k) }), "heap-B/conn")
 			b.Log("\n" + idleWorkerTable(runs))
 		})
 	}
@@ -299,12 +308,12 @@ func BenchmarkIdleWorker(b *testing.B) {
 
 func idleWorkerTable(runs []idleWorkerRun) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %5s %10s %10s %9s %9s %11s %11s %8s\n", "run", "conns", "empty CPU%", "empty RSS", "CPU%", "RSS MiB",
-		"goroutines", "stack MiB", "start")
+	fmt.Fprintf(&b, "%-4s %5s %10s %10s %9s %9s %11s %11s %14s %8s\n", "run", "conns", "empty CPU%", "empty RSS", "CPU%", "RSS MiB",
+		"goroutines", "stack MiB", "live heap MiB", "start")
 	for i, r := range runs {
-		fmt.Fprintf(&b, "%-4d %5d %10.2f %10.1f %9.2f %9.1f %11.0f %11.1f %8s\n", i, r.k, r.empty.cpuPct,
+		fmt.Fprintf(&b, "%-4d %5d %10.2f %10.1f %9.2f %9.1f %11.0f %11.1f %14.1f %8s\n", i, r.k, r.empty.cpuPct,
 			float64(r.empty.rss)/(1<<20), r.full.cpuPct, float64(r.full.rss)/(1<<20), r.full.goroutines,
-			r.full.stack/(1<<20), r.start.Round(time.Millisecond))
+			r.full.stack/(1<<20), r.full.liveHeap/(1<<20), r.start.Round(time.Millisecond))
 	}
 	return b.String()
 }
@@ -315,7 +324,7 @@ func idleWorkerTable(runs []idleWorkerRun) string {
 // added its task's goroutine.
 func TestIdleWorkerBenchSmoke(t *testing.T) {
 	r := runIdleWorker(t, 3, idleTiming{warmUp: 200 * time.Millisecond, window: 500 * time.Millisecond})
-	if r.full.rss == 0 || r.empty.rss == 0 || r.full.cpuPct < 0 {
+	if r.full.rss == 0 || r.empty.rss == 0 || r.full.cpuPct < 0 || r.empty.liveHeap <= 0 || r.full.liveHeap <= 0 {
 		t.Fatalf("implausible figures: %+v", r)
 	}
 	if added := r.full.goroutines - r.empty.goroutines; added < 3 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const brokerHelp = `
@@ -83,7 +85,28 @@ func startBroker(addr, dir string, log zerolog.Logger, extra ...kfake.Opt) (*kfa
 		ln.Close()
 		return nil, fmt.Errorf("start embedded broker: %w", err)
 	}
+	askNoTelemetry(c)
 	return c, nil
+}
+
+// askNoTelemetry makes the broker answer GetTelemetrySubscriptions (KIP-714)
+// as an Apache Kafka broker with no client-metrics subscription does, its
+// default: no metrics requested, ask again in 5 minutes. kfake asks every
+// client for all its metrics every 30 s and discards them; each push cost
+// every client of a worker CPU and a burst of compression buffers.
+func askNoTelemetry(c *kfake.Cluster) {
+	c.ControlKey(int16(kmsg.GetTelemetrySubscriptions), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		greq := req.(*kmsg.GetTelemetrySubscriptionsRequest)
+		resp := greq.ResponseKind().(*kmsg.GetTelemetrySubscriptionsResponse)
+		resp.ClientInstanceID = greq.ClientInstanceID
+		if resp.ClientInstanceID == [16]byte{} {
+			// The broker assigns a client its id, as Kafka does.
+			_, _ = rand.Read(resp.ClientInstanceID[:])
+		}
+		resp.PushIntervalMillis = 5 * 60 * 1000 // Kafka's interval.ms default
+		return resp, nil, true
+	})
 }
 
 // kfakeLogger forwards kfake's warnings and errors to zerolog.

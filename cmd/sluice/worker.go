@@ -81,6 +81,8 @@ type workerFlags struct {
 	ui bool
 	// metrics serves GET /metrics and records what it needs (on by default).
 	metrics bool
+	// pprof serves Go's profiles at /debug/pprof/ (off by default).
+	pprof bool
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
 	clusterSec clusterSecFlags
@@ -131,6 +133,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.Int64Var(&f.maxBody, "rest-max-body-bytes", rest.MaxBodyBytes, "the largest REST request body taken; a larger one is answered 413 (Kafka Connect has no such bound or key)")
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
 	fs.BoolVar(&f.metrics, "metrics", true, "record metrics and serve them at GET /metrics (Prometheus text and OpenMetrics); --metrics=false records nothing")
+	fs.BoolVar(&f.pprof, "pprof", false, "serve Go's runtime profiles (CPU, heap, goroutines) at /debug/pprof/ on the REST listeners, behind the REST API's authentication, for `go tool pprof`")
 	f.logFlags.register(fs)
 }
 
@@ -203,6 +206,7 @@ func (f *workerFlags) config(log zerolog.Logger, set map[string]bool, props map[
 		RequestTimeout:    f.requestTimeout,
 		RESTMaxBodyBytes:  f.maxBody,
 		DisableMetrics:    !f.metrics,
+		EnablePprof:       f.pprof,
 		GossipBind:        f.bind,
 		GossipAdvertise:   f.advertise,
 		Join:              connectors.SplitList(f.join),

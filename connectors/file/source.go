@@ -53,6 +53,7 @@ type SourceTask struct {
 	stdin io.Reader
 
 	file    *os.File     // open regular file, read directly
+	sizer   fileSizer    // the file's size, looked at while the task is idle
 	stream  *asyncReader // stdin or a non-regular file: reads block
 	waiting bool         // the file does not exist yet
 	warned  bool
@@ -68,6 +69,7 @@ type SourceTask struct {
 	released   bool
 	tailWait   time.Duration // the next wait at the end of the file
 	nextLook   time.Time     // when the task reads again; zero: now
+	lookSlack  time.Duration // how far from nextLook a look may move to save a wake-up (Poll)
 	timer      *time.Timer   // sleep's, reused from Poll to Poll
 	scanned    int           // bytes of the pending data known to hold no complete line end
 	pos        int64         // file position of buf[start]
@@ -224,40 +226,74 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, erro
 	if !ok {
 		deadline = time.Now().Add(defaultPollWait)
 	}
+	// The next look is due at nextLook whichever Poll it falls in: the
+	// runtime's Polls end at their deadline and must not make an idle task
+	// look more often than its wait says. A look may move by up to half
+	// its wait (lookSlack) onto a moment the task is awake anyway: the
+	// start of a Poll, or the wake-up that ends one. The runtime calls
+	// Poll again as soon as one ends, every second when idle, so an idle
+	// task's look settles on the end of each Poll: one wake-up a second,
+	// not one for the Poll and one for the look. A chunk a stream
+	// delivered is looked at at once.
+	due := t.nextLook.Add(-t.lookSlack)
 	for {
-		// The next look is due at nextLook whichever Poll it falls in: the
-		// runtime's polls end at their deadline (500 ms) and must not make
-		// an idle task look more often than its wait says. A chunk a stream
-		// delivered is looked at at once.
-		if wait := time.Until(t.nextLook); wait > 0 && (t.stream == nil || t.stream.held == nil) {
-			if !t.sleep(ctx, deadline, wait) {
-				return nil, nil
+		if time.Now().Before(due) && (t.stream == nil || t.stream.held == nil) {
+			wake := t.nextLook
+			if deadline.Sub(wake) <= t.lookSlack {
+				wake = deadline
 			}
+			if !t.sleep(ctx, deadline, time.Until(wake)) {
+				// The Poll is over. Unless it was cancelled, a look
+				// due within its slack is made now, on this wake-up.
+				if errors.Is(ctx.Err(), context.Canceled) || time.Until(t.nextLook) > t.lookSlack {
+					return nil, nil
+				}
+				recs, _, err := t.look()
+				return recs, err
+			}
+			due = t.nextLook
 			continue
 		}
-		if t.waiting {
-			opened, err := t.openFile()
-			if err != nil {
-				return nil, err
-			}
-			if !opened {
-				t.nextLook = time.Now().Add(missingInterval)
-				continue
-			}
-		}
-		recs, err := t.readBatch()
-		if err != nil || len(recs) > 0 {
-			t.tailWait = tailInterval
-			t.nextLook = time.Time{}
+		if recs, found, err := t.look(); found {
 			return recs, err
 		}
-		t.nextLook = time.Now().Add(t.tailWait)
-		if t.tailWait < maxTailInterval {
-			t.tailWait = min(2*t.tailWait, maxTailInterval)
-		} else {
-			t.releaseIdle()
+		due = t.nextLook
+	}
+}
+
+// look opens the file if it is still missing and reads the lines there
+// are. found is false when it found nothing; the next look is then
+// scheduled, later each time nothing is found.
+func (t *SourceTask) look() (recs []*connectors.SourceRecord, found bool, err error) {
+	if t.waiting {
+		opened, err := t.openFile()
+		if err != nil {
+			return nil, true, err
+		}
+		if !opened {
+			t.lookIn(missingInterval)
+			return nil, false, nil
 		}
 	}
+	recs, err = t.readBatch()
+	if err != nil || len(recs) > 0 {
+		t.tailWait = tailInterval
+		t.nextLook, t.lookSlack = time.Time{}, 0
+		return recs, true, err
+	}
+	t.lookIn(t.tailWait)
+	if t.tailWait < maxTailInterval {
+		t.tailWait = min(2*t.tailWait, maxTailInterval)
+	} else {
+		t.releaseIdle()
+	}
+	return nil, false, nil
+}
+
+// lookIn schedules the next look wait from now.
+func (t *SourceTask) lookIn(wait time.Duration) {
+	t.nextLook = time.Now().Add(wait)
+	t.lookSlack = wait / 2
 }
 
 // releaseIdle drops the read buffer when nothing is pending in it. A stream
@@ -397,11 +433,11 @@ func (t *SourceTask) fill() (int, error) {
 		// to read into; Connect's task also reads only when the stream
 		// reports bytes available, which for a file is size minus
 		// position.
-		st, err := t.file.Stat()
+		size, err := t.sizer.size(t.file)
 		if err != nil {
 			return 0, pathError("cannot stat", t.path, err)
 		}
-		if st.Size() <= t.pos {
+		if size <= t.pos {
 			return 0, nil
 		}
 		t.released = false

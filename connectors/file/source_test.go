@@ -346,6 +346,56 @@ func TestSourceIdleBacksOffAndReleasesItsBuffer(t *testing.T) {
 	}
 }
 
+// Once idle, a task whose Polls of a second follow one another, as the
+// runtime calls them, looks once per Poll on the wake-up that ends it: its
+// next look is then a whole wait away. (Looking a second after the look
+// before, wherever that fell, would wake it once more inside each Poll.)
+func TestSourceIdleLooksOnTheWakeUpThatEndsAPoll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	// The back-off's 50+100+200+400+800 ms end inside the second Poll,
+	// out of step with the Polls.
+	poll(t, task, time.Second)
+	poll(t, task, time.Second)
+	for i := range 3 {
+		if recs := poll(t, task, time.Second); len(recs) != 0 {
+			t.Fatalf("poll %d: %d records from an empty file", i, len(recs))
+		}
+		// The look is made at the Poll's end, and the next is due a
+		// whole wait later: at the end of the next Poll.
+		if next := time.Until(task.nextLook); next < 900*time.Millisecond {
+			t.Fatalf("poll %d: next look in %v: it would wake the task inside the next Poll", i, next)
+		}
+	}
+	appendFile(t, path, "a\n")
+	if got := values(poll(t, task, time.Second)); strings.Join(got, ",") != "a" {
+		t.Fatalf("a line appended to an idle file: %q within a Poll of a second, want [a]", got)
+	}
+}
+
+// Polls much shorter than the wait (a short offset.flush.interval.ms) make
+// an idle task look no more than twice per wait: a look moves by at most
+// half its wait.
+func TestSourceIdleLooksAtMostTwicePerWaitWithShortPolls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	poll(t, task, 2*time.Second) // backed off to the one-second wait
+	looks := 0
+	last := task.nextLook
+	for start := time.Now(); time.Since(start) < 3*time.Second; {
+		poll(t, task, 100*time.Millisecond)
+		if !task.nextLook.Equal(last) {
+			looks++
+			last = task.nextLook
+		}
+	}
+	if looks < 3 || looks > 7 {
+		t.Fatalf("%d looks in 3 s of 100 ms Polls, want 3 to 7 (every 0.5 to 1 s)", looks)
+	}
+}
+
 // An idle stream drops its read buffer too, and looks without taking one
 // back until a chunk arrives, which is then read at once.
 func TestSourceIdleStdinReleasesItsBuffer(t *testing.T) {
@@ -406,5 +456,28 @@ func TestSourceLooksForAMissingFileOnceASecond(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "x" {
 		t.Fatalf("got %q once the file appeared, want [x]", got)
+	}
+}
+
+// An idle task's look at its file (once a second, for every idle
+// connector) allocates nothing: one fstat, no FileInfo.
+func TestSourceIdleLookAllocatesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "a\n")
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+	if got := values(poll(t, task, 200*time.Millisecond)); strings.Join(got, ",") != "a" {
+		t.Fatalf("got %q, want [a]", got)
+	}
+	task.releaseIdle()
+	if !task.released {
+		t.Fatal("the buffer was not released with nothing pending")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if n, err := task.fill(); n != 0 || err != nil {
+			t.Fatalf("fill at the end of the file: %d, %v", n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a look at an idle file allocated %.1f times, want 0", allocs)
 	}
 }

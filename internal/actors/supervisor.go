@@ -232,7 +232,7 @@ func (s *supervisor) spawn(c actor.Context, task int, config map[string]string) 
 	var name, label string
 	if task < 0 {
 		name, label = "connector", "connector:"+s.name
-		props, mailbox = s.rt.propsOf(func() actor.Actor { return newConnectorActor(s.rt, w, su, ch.state) })
+		props, mailbox = s.rt.propsOf(func() actor.Actor { return newConnectorActor(s.rt, w, su, ch.state, s.log) })
 	} else {
 		name, label = "task-"+strconv.Itoa(task), "task:"+s.name+"/"+strconv.Itoa(task)
 		id := connectors.TaskID{Connector: s.name, Task: task}

@@ -20,7 +20,15 @@ import (
 // listeners serve regardless) with the given worker keys.
 func startWithProps(t *testing.T, props map[string]string) *Worker {
 	t.Helper()
-	w, err := Start(Config{Cluster: "lt", Bootstrap: []string{"127.0.0.1:1"}, Props: props, Log: zerolog.Nop()})
+	return startUnconnected(t, Config{Cluster: "lt", Props: props})
+}
+
+// startUnconnected starts cfg's worker against a broker that is not there,
+// which serves its REST listeners all the same, and stops it at the end.
+func startUnconnected(t *testing.T, cfg Config) *Worker {
+	t.Helper()
+	cfg.Bootstrap, cfg.Log = []string{"127.0.0.1:1"}, zerolog.Nop()
+	w, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

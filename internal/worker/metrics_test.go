@@ -217,18 +217,7 @@ func TestMetricsOff(t *testing.T) {
 // /metrics is behind the REST API's basic authentication: Prometheus
 // scrapes it with the credentials of a REST user.
 func TestMetricsNeedTheRESTCredentials(t *testing.T) {
-	dir := t.TempDir()
-	users := filepath.Join(dir, "users.properties")
-	if err := os.WriteFile(users, []byte("prometheus: scrape-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jaasPath := filepath.Join(dir, "connect.jaas")
-	jaasText := "KafkaConnect {\n  " + basicauth.LoginModule + " required\n  file=\"" + users + "\";\n};\n"
-	if err := os.WriteFile(jaasPath, []byte(jaasText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w := startWithProps(t, map[string]string{"listeners": "http://127.0.0.1:0",
-		basicauth.ExtensionsKey: basicauth.ExtensionClass, basicauth.JAASKey: jaasPath})
+	w := startWithProps(t, basicAuthProps(t, "prometheus", "scrape-secret"))
 	main, _ := w.ListenerURLs()
 	url := main[0] + "/metrics"
 	if code := status(t, http.DefaultClient, url); code != http.StatusUnauthorized {
@@ -242,4 +231,22 @@ func TestMetricsNeedTheRESTCredentials(t *testing.T) {
 	for _, p := range metricstest.Check(got, metricstest.Worker) {
 		t.Error(p)
 	}
+}
+
+// basicAuthProps are the worker keys of a REST API on an ephemeral http
+// listener that asks for HTTP basic authentication, with one user.
+func basicAuthProps(t *testing.T, user, password string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.properties")
+	if err := os.WriteFile(users, []byte(user+": "+password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jaasPath := filepath.Join(dir, "connect.jaas")
+	jaasText := "KafkaConnect {\n  " + basicauth.LoginModule + " required\n  file=\"" + users + "\";\n};\n"
+	if err := os.WriteFile(jaasPath, []byte(jaasText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"listeners": "http://127.0.0.1:0",
+		basicauth.ExtensionsKey: basicauth.ExtensionClass, basicauth.JAASKey: jaasPath}
 }

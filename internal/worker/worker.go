@@ -142,6 +142,10 @@ type Config struct {
 	// DisableMetrics turns the metrics off: nothing is recorded and GET
 	// /metrics is not served (the --metrics=false flag).
 	DisableMetrics bool
+	// EnablePprof serves Go's runtime profiles at /debug/pprof/ on the
+	// REST listeners, behind the REST API's authentication (the --pprof
+	// flag); off by default.
+	EnablePprof bool
 
 	// providers are the config providers Props configure
 	// (config.providers), which resolve the placeholders of Props
@@ -384,7 +388,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w.serveREST(restHandlers{
-		api:     w.withMetrics(w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes)))),
+		api:     w.withPprof(w.withMetrics(w.members.handler(rest.NewHandler(w.api, restLog, rest.WithMaxBody(cfg.RESTMaxBodyBytes))))),
 		auth:    w.auth,
 		cors:    rest.NewCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
 		log:     restLog,
