@@ -76,7 +76,7 @@ func makeDataset(ctx context.Context, b *broker, dir, name string, lines, lineBy
 			return nil, err
 		}
 	}
-	if err := b.createTopic(ctx, d.sinkTopic, 1); err != nil {
+	if err := b.CreateTopic(ctx, d.sinkTopic, 1); err != nil {
 		return nil, err
 	}
 	if err := b.produceLines(ctx, d.sinkTopic, values); err != nil {

@@ -14,41 +14,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// broker is the one Apache Kafka node both systems run on, started with
-// the integration suite's script (test/kafka/kafka.sh).
-type broker struct {
-	repo      string
-	dir       string
-	bootstrap string
-	client    *kgo.Client
-	admin     *kadm.Client
-}
+// broker is the one Apache Kafka node both systems run on.
+type broker struct{ *benchproc.Kafka }
 
 func startBroker(ctx context.Context, repo, dir string) (*broker, error) {
-	bootstrap, err := benchproc.StartKafka(ctx, repo, dir)
+	k, err := benchproc.OpenKafka(ctx, repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{repo: repo, dir: dir, bootstrap: bootstrap}
-	b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap))
-	if err != nil {
-		b.stop()
-		return nil, err
-	}
-	b.admin = kadm.NewClient(b.client)
-	return b, nil
-}
-
-func (b *broker) stop() {
-	if b.client != nil {
-		b.client.Close()
-	}
-	benchproc.StopKafka(b.repo, b.dir)
+	return &broker{k}, nil
 }
 
 // pid is the broker JVM's, from the pid file kafka.sh writes.
 func (b *broker) pid() (int, error) {
-	s, err := os.ReadFile(filepath.Join(b.dir, "kafka.pid"))
+	s, err := os.ReadFile(filepath.Join(b.Dir, "kafka.pid"))
 	if err != nil {
 		return 0, err
 	}
@@ -57,22 +36,10 @@ func (b *broker) pid() (int, error) {
 	return pid, err
 }
 
-// createTopic creates a topic with the given partitions, replication 1.
-func (b *broker) createTopic(ctx context.Context, topic string, partitions int32) error {
-	resp, err := b.admin.CreateTopic(ctx, partitions, 1, nil, topic)
-	if err != nil {
-		return fmt.Errorf("create topic %s: %w", topic, err)
-	}
-	if resp.Err != nil {
-		return fmt.Errorf("create topic %s: %w", topic, resp.Err)
-	}
-	return nil
-}
-
 // deleteTopic deletes a run's topic, so that the broker's disk and page
 // cache do not grow with every round.
 func (b *broker) deleteTopic(ctx context.Context, topic string) error {
-	resps, err := b.admin.DeleteTopics(ctx, topic)
+	resps, err := b.Admin.DeleteTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("delete topic %s: %w", topic, err)
 	}
@@ -83,7 +50,7 @@ func (b *broker) deleteTopic(ctx context.Context, topic string) error {
 // end offsets. The topics the harness reads are fresh and written without
 // transactions, so offsets count records one for one.
 func (b *broker) records(ctx context.Context, topic string) (int64, error) {
-	offs, err := b.admin.ListEndOffsets(ctx, topic)
+	offs, err := b.Admin.ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
@@ -125,7 +92,7 @@ func (b *broker) waitRecords(ctx context.Context, topic string, want int64, time
 // topic, encoded as both workers' JsonConverter (schemas.enable=true)
 // encodes a string: the sink scenario's input.
 func (b *broker) produceLines(ctx context.Context, topic string, lines [][]byte) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.bootstrap), kgo.DefaultProduceTopic(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(100000))
 	if err != nil {
 		return err

@@ -259,10 +259,10 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer b.stop()
+	defer b.Stop()
 
 	h := &harness{opts: o, ctx: ctx, broker: b, res: newResults(o), log: logf,
-		launch: &launcher{ctx: ctx, bootstrap: b.bootstrap, connectCP: cpFile, connectHeap: o.connectHeap, sluiceBin: bin, runDir: o.workDir}}
+		launch: &launcher{ctx: ctx, bootstrap: b.Bootstrap, connectCP: cpFile, connectHeap: o.connectHeap, sluiceBin: bin, runDir: o.workDir}}
 	h.empty = filepath.Join(o.workDir, "data", "empty.txt")
 	if err := os.MkdirAll(filepath.Dir(h.empty), 0o755); err != nil {
 		return err

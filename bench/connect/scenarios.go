@@ -142,7 +142,7 @@ func connectorName(scenario, system, tag string) string {
 // every line.
 func (h *harness) runSource(w *worker, d *dataset, tag string) (measured, error) {
 	topic := topicName("source", w.system, tag)
-	if err := h.broker.createTopic(h.ctx, topic, 1); err != nil {
+	if err := h.broker.CreateTopic(h.ctx, topic, 1); err != nil {
 		return measured{}, err
 	}
 	name := connectorName("source", w.system, tag)
@@ -165,7 +165,7 @@ func (h *harness) runSource(w *worker, d *dataset, tag string) (measured, error)
 // connectors are four tasks), all into one topic with a partition each.
 func (h *harness) runParallel(w *worker, d *dataset, tag string) (measured, error) {
 	topic := topicName("parallel", w.system, tag)
-	if err := h.broker.createTopic(h.ctx, topic, int32(len(d.parts))); err != nil {
+	if err := h.broker.CreateTopic(h.ctx, topic, int32(len(d.parts))); err != nil {
 		return measured{}, err
 	}
 	total := d.partLines * len(d.parts)
@@ -257,7 +257,7 @@ func waitFileSize(path string, size int64, timeout time.Duration, alive func() e
 // with each count of idle FileStreamSource connectors (tailing an empty
 // file), created through REST.
 func (h *harness) runIdle() error {
-	if err := h.broker.createTopic(h.ctx, "bench-idle", 1); err != nil {
+	if err := h.broker.CreateTopic(h.ctx, "bench-idle", 1); err != nil {
 		return err
 	}
 	for r := range h.opts.rounds {

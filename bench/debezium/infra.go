@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/sluice-io/sluice/bench/internal/benchproc"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // procStat reads a process's resident set size (bytes) and CPU time
@@ -188,51 +187,21 @@ func (pg *postgres) exec(ctx context.Context, sql ...string) error {
 
 func (pg *postgres) stop() { pg.proc.Stop(30 * time.Second) }
 
-// broker is the one Apache Kafka node both systems write to, started with
-// the integration suite's script (test/kafka/kafka.sh).
-type broker struct {
-	repo, dir, bootstrap string
-	client               *kgo.Client
-	admin                *kadm.Client
-}
+// broker is the one Apache Kafka node both systems write to.
+type broker struct{ *benchproc.Kafka }
 
 func startBroker(repo, dir string) (*broker, error) {
-	bootstrap, err := benchproc.StartKafka(context.Background(), repo, dir)
+	k, err := benchproc.OpenKafka(context.Background(), repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{repo: repo, dir: dir, bootstrap: bootstrap}
-	if b.client, err = kgo.NewClient(kgo.SeedBrokers(b.bootstrap)); err != nil {
-		b.stop()
-		return nil, err
-	}
-	b.admin = kadm.NewClient(b.client)
-	return b, nil
-}
-
-func (b *broker) stop() {
-	if b.client != nil {
-		b.client.Close()
-	}
-	benchproc.StopKafka(b.repo, b.dir)
-}
-
-// createTopic creates a topic of one partition.
-func (b *broker) createTopic(ctx context.Context, topic string) error {
-	resp, err := b.admin.CreateTopic(ctx, 1, 1, nil, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("create topic %s: %w", topic, err)
-	}
-	return nil
+	return &broker{k}, nil
 }
 
 // records is the number of records in topic (its end offsets; 0 while it
 // does not exist).
 func (b *broker) records(ctx context.Context, topic string) (int64, error) {
-	ends, err := b.admin.ListEndOffsets(ctx, topic)
+	ends, err := b.Admin.ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
@@ -248,7 +217,7 @@ func (b *broker) records(ctx context.Context, topic string) (int64, error) {
 // deleteTopics deletes the topics of a run, so that the broker's disk and
 // page cache do not grow round after round.
 func (b *broker) deleteTopics(ctx context.Context, prefix string) {
-	topics, err := b.admin.ListTopics(ctx)
+	topics, err := b.Admin.ListTopics(ctx)
 	if err != nil {
 		return
 	}
@@ -259,6 +228,6 @@ func (b *broker) deleteTopics(ctx context.Context, prefix string) {
 		}
 	}
 	if len(del) > 0 {
-		_, _ = b.admin.DeleteTopics(ctx, del...)
+		_, _ = b.Admin.DeleteTopics(ctx, del...)
 	}
 }

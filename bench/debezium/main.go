@@ -169,12 +169,12 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer b.stop()
-	dbz, err := newDebezium(o.repo, b.bootstrap, o.connectHeap)
+	defer b.Stop()
+	dbz, err := newDebezium(o.repo, b.Bootstrap, o.connectHeap)
 	if err != nil {
 		return err
 	}
-	systems := []system{dbz, &sluice{bin: bin, bootstrap: b.bootstrap}}
+	systems := []system{dbz, &sluice{bin: bin, bootstrap: b.Bootstrap}}
 
 	logf("loading %d rows into the snapshot table", o.rows)
 	if err := pg.exec(ctx,

@@ -57,7 +57,7 @@ func runOnce(ctx context.Context, o options, pg *postgres, b *broker, sys system
 	// The topics exist before the worker starts, one partition each, so
 	// that neither system's figures hold the creation of a topic.
 	for _, table := range []string{"snap", "stream", "lag"} {
-		if err := b.createTopic(ctx, name+".public."+table); err != nil {
+		if err := b.CreateTopic(ctx, name+".public."+table, 1); err != nil {
 			return m, err
 		}
 	}
@@ -180,7 +180,7 @@ func writeBurst(ctx context.Context, pg *postgres, changes, txRows int) error {
 // p99 of the time from each row's commit (source.ts_us) to its record's
 // arrival at the consumer, leaving out the first 2 s.
 func measureLag(ctx context.Context, o options, pg *postgres, b *broker, topic string, alive func() error) (p50, p99 time.Duration, err error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.bootstrap), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100*time.Millisecond), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return 0, 0, err
