@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"sync"
 
@@ -19,9 +20,18 @@ type offsetTracker struct {
 	mu       sync.Mutex
 	parts    map[string]*partTrack
 	inflight int
-	err      error // the first produce error: the task fails with it
-	waiting  bool
-	wakeup   chan struct{}
+	// inflightBytes is the converted size of the records produced and not
+	// yet acknowledged (reserve), the figure Connect bounds by
+	// buffer.memory.
+	inflightBytes int64
+	// wakeAtBytes is what inflightBytes must fall to before a waiting
+	// reserve is woken (math.MaxInt64 when none waits: every ack wakes a
+	// waitAtMost). reserve and waitAtMost are called by the pipeline's
+	// one goroutine, so at most one of them waits.
+	wakeAtBytes int64
+	err         error // the first produce error: the task fails with it
+	waiting     bool
+	wakeup      chan struct{}
 
 	// lastMap and lastPart cache the partition of the previous record: most
 	// sources reuse one partition map for many records, and keying a map by
@@ -48,10 +58,13 @@ type pending struct {
 	// live says the record is counted in flight: from addBatch until its
 	// ack or release.
 	live bool
+	// bytes is what reserve counted of the record in inflightBytes, given
+	// back at its ack or release.
+	bytes int64
 }
 
 func newOffsetTracker() *offsetTracker {
-	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1)}
+	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1), wakeAtBytes: math.MaxInt64}
 }
 
 // addBatch registers the records of one poll, in the order they will be
@@ -87,8 +100,58 @@ func (t *offsetTracker) release(e *pending) {
 	if e.live {
 		e.live = false
 		t.inflight--
+		t.unreserve(e)
 		t.wake()
 	}
+}
+
+// reserve blocks until the task's unacknowledged records leave room for n
+// more bytes under budget, then counts them as e's, as a Connect task's
+// producer blocks its send while its buffer.memory is full (Connect sets
+// max.block.ms to its maximum, so the send waits rather than fails). The
+// pipeline fails a record larger than budget before it gets here, as
+// Java's producer does; should one come, it goes once nothing else is in
+// flight rather than never. It returns early when a produce failed (the
+// task fails with that error) or ctx ends.
+func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64) error {
+	// The common case, room in the budget, takes the lock once and
+	// allocates no closure.
+	if t.tryReserve(e, n, budget) {
+		return nil
+	}
+	// Woken only once a quarter of the budget is free besides n, not at
+	// every ack: a full window would otherwise trade one wake-up of the
+	// pipeline per acknowledged record for one record produced.
+	t.mu.Lock()
+	t.wakeAtBytes = max(0, budget-n-budget/4)
+	t.mu.Unlock()
+	err := t.waitFor(ctx, func() bool { return t.tryReserveLocked(e, n, budget) })
+	t.mu.Lock()
+	t.wakeAtBytes = math.MaxInt64
+	t.mu.Unlock()
+	return err
+}
+
+func (t *offsetTracker) tryReserve(e *pending, n, budget int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tryReserveLocked(e, n, budget)
+}
+
+// tryReserveLocked counts n bytes as e's if they fit; t.mu is held.
+func (t *offsetTracker) tryReserveLocked(e *pending, n, budget int64) bool {
+	if t.err != nil || t.inflightBytes == 0 || t.inflightBytes+n <= budget {
+		e.bytes = n
+		t.inflightBytes += n
+		return true
+	}
+	return false
+}
+
+// unreserve gives back what reserve counted for e; t.mu is held.
+func (t *offsetTracker) unreserve(e *pending) {
+	t.inflightBytes -= e.bytes
+	e.bytes = 0
 }
 
 func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
@@ -116,6 +179,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 	defer t.mu.Unlock()
 	e.live = false
 	t.inflight--
+	t.unreserve(e)
 	if err != nil {
 		if t.err == nil {
 			t.err = err
@@ -143,7 +207,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 
 // wake lets waitAtMost look again; t.mu is held.
 func (t *offsetTracker) wake() {
-	if t.waiting {
+	if t.waiting && (t.err != nil || t.inflightBytes <= t.wakeAtBytes) {
 		t.waiting = false
 		select {
 		case t.wakeup <- struct{}{}:
@@ -201,9 +265,15 @@ func (t *offsetTracker) failure() error {
 // produce failed. With n below the window it is the source's backpressure;
 // with 0 it drains before the last flush.
 func (t *offsetTracker) waitAtMost(ctx context.Context, n int) error {
+	return t.waitFor(ctx, func() bool { return t.err != nil || t.inflight <= n })
+}
+
+// waitFor blocks until ready (called with t.mu held, after every ack or
+// release) returns true, or ctx ends.
+func (t *offsetTracker) waitFor(ctx context.Context, ready func() bool) error {
 	for {
 		t.mu.Lock()
-		if t.err != nil || t.inflight <= n {
+		if ready() {
 			t.mu.Unlock()
 			return nil
 		}
