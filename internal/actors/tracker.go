@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/offsets"
@@ -23,7 +24,9 @@ type offsetTracker struct {
 	// inflightBytes is the converted size of the records produced and not
 	// yet acknowledged (reserve), the figure Connect bounds by
 	// buffer.memory.
-	inflightBytes int64
+	// It is atomic so that reserve, once per record, takes no lock while
+	// the window has room; it changes under mu everywhere else.
+	inflightBytes atomic.Int64
 	// wakeAtBytes is what inflightBytes must fall to before a waiting
 	// reserve is woken (math.MaxInt64 when none waits: every ack wakes a
 	// waitAtMost). reserve and waitAtMost are called by the pipeline's
@@ -133,16 +136,25 @@ func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64
 }
 
 func (t *offsetTracker) tryReserve(e *pending, n, budget int64) bool {
+	// Only the pipeline's goroutine reserves, and no waiter exists while it
+	// is here, so a sum briefly above budget before it is taken back
+	// misleads nobody.
+	if v := t.inflightBytes.Add(n); v <= budget || v == n {
+		e.bytes = n
+		return true
+	}
+	t.inflightBytes.Add(-n)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.tryReserveLocked(e, n, budget)
 }
 
-// tryReserveLocked counts n bytes as e's if they fit; t.mu is held.
+// tryReserveLocked counts n bytes as e's if they fit, or whatever the
+// size once a produce failed (the task is failing); t.mu is held.
 func (t *offsetTracker) tryReserveLocked(e *pending, n, budget int64) bool {
-	if t.err != nil || t.inflightBytes == 0 || t.inflightBytes+n <= budget {
+	if v := t.inflightBytes.Load(); t.err != nil || v == 0 || v+n <= budget {
 		e.bytes = n
-		t.inflightBytes += n
+		t.inflightBytes.Add(n)
 		return true
 	}
 	return false
@@ -150,7 +162,7 @@ func (t *offsetTracker) tryReserveLocked(e *pending, n, budget int64) bool {
 
 // unreserve gives back what reserve counted for e; t.mu is held.
 func (t *offsetTracker) unreserve(e *pending) {
-	t.inflightBytes -= e.bytes
+	t.inflightBytes.Add(-e.bytes)
 	e.bytes = 0
 }
 
@@ -207,7 +219,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 
 // wake lets waitAtMost look again; t.mu is held.
 func (t *offsetTracker) wake() {
-	if t.waiting && (t.err != nil || t.inflightBytes <= t.wakeAtBytes) {
+	if t.waiting && (t.err != nil || t.inflightBytes.Load() <= t.wakeAtBytes) {
 		t.waiting = false
 		select {
 		case t.wakeup <- struct{}{}:

@@ -160,7 +160,7 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	}
 	tr.ack(&es[2], nil)
 	tr.release(&es[3])
-	if tr.inflightBytes != 0 {
-		t.Fatalf("%d bytes in flight after every record was acked or released, want 0", tr.inflightBytes)
+	if n := tr.inflightBytes.Load(); n != 0 {
+		t.Fatalf("%d bytes in flight after every record was acked or released, want 0", n)
 	}
 }
