@@ -43,7 +43,7 @@ type producer struct {
 // the function that releases it, which the task calls once it no longer
 // produces (after its drain). clientID is the producer's client.id unless
 // the overrides set one.
-func (r *Runtime) producerFor(connector, clientID string, o connconfig.ClientOverrides) (producer, func(), error) {
+func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerOverrides) (producer, func(), error) {
 	if !o.Set() {
 		return producer{r.opts.Producer, r.security(kafkasec.Producer, nil)}, func() {}, nil
 	}

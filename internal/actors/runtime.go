@@ -126,6 +126,32 @@ func (o *Options) defaults() {
 	}
 }
 
+// DefaultBufferMemory is Kafka's Java producer's default buffer.memory,
+// the bound of a source task's unacknowledged bytes (bufferMemory) unless
+// the worker's producer.buffer.memory or the connector's
+// producer.override.buffer.memory says otherwise.
+const DefaultBufferMemory = 32 << 20
+
+// bufferMemory is the most bytes of a source task's records, keys, values
+// and headers, that may be handed to the producer and not yet
+// acknowledged. In Connect every source task has a producer of its own,
+// whose buffer.memory bounds what it holds, and a send blocks while the
+// buffer is full (Connect sets max.block.ms to its maximum); the tasks of
+// a Sluice worker share a producer, so the runtime bounds each task's
+// share instead: a record waits for the acknowledgements that make room
+// for it (offsetTracker.reserve). Without it a task holds as many bytes as
+// its MaxInFlight records are large: with Debezium's change events and
+// their JSON schemas, about 100 MB.
+func (r *Runtime) bufferMemory(o connconfig.ProducerOverrides) int64 {
+	switch {
+	case o.BufferMemory > 0:
+		return o.BufferMemory
+	case r.opts.Worker.Clients.Producer.BufferMemory > 0:
+		return r.opts.Worker.Clients.Producer.BufferMemory
+	}
+	return DefaultBufferMemory
+}
+
 // Runtime is the actor side of one worker.
 type Runtime struct {
 	opts   Options

@@ -473,11 +473,19 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		h("exception.message", cause.Error())
 		h("exception.stacktrace", cause.Error())
 	}
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	// Synchronous: the record's offset may be committed only once the
-	// dead letter queue has it.
-	err := p.dlq.ProduceSync(pctx, dr).FirstErr()
+	var err error
+	if n, budget := recordBytes(dr), p.rt.bufferMemory(p.keys.Overrides.Producer); n > budget {
+		// One record at a time is always within buffer.memory, unless it
+		// is larger than all of it: Java's producer fails it.
+		err = fmt.Errorf("the record is %d bytes when serialized, which is larger than the total memory buffer "+
+			"configured with buffer.memory (%d bytes)", n, budget)
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		// Synchronous: the record's offset may be committed only once the
+		// dead letter queue has it.
+		err = p.dlq.ProduceSync(pctx, dr).FirstErr()
+	}
 	p.rec.DeadLetter(err == nil)
 	if err != nil {
 		return fmt.Errorf("dead letter queue %q: %w", p.keys.DLQ.Topic, err)

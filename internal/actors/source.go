@@ -37,7 +37,10 @@ type sourcePipeline struct {
 	txn *transactions
 
 	tracker *offsetTracker
-	scratch connectors.Record // the record the transforms work on (stage.go)
+	// bufferMemory bounds the bytes of the task's unacknowledged records
+	// (Runtime.bufferMemory).
+	bufferMemory int64
+	scratch      connectors.Record // the record the transforms work on (stage.go)
 	// transformed is the record the transforms made, until converted.
 	transformed connectors.SourceRecord
 	topics      map[string]bool // topics known to exist
@@ -122,6 +125,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		p.admin = admin
 	}
 	p.tracker = newOffsetTracker()
+	p.bufferMemory = p.rt.bufferMemory(p.keys.Overrides.Producer)
 	p.onAck = p.acked
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
@@ -339,9 +343,35 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 			return err
 		}
 	}
+	// Backpressure by bytes, as Connect's buffer.memory: the record waits
+	// for the acknowledgements that make room for it.
+	n := recordBytes(kr)
+	if n > p.bufferMemory {
+		// As Java's producer, which fails such a record in its send
+		// callback rather than wait for room that can never be.
+		return p.produceFailed(e, kr.Topic, fmt.Errorf("the record is %d bytes when serialized, which is larger than the "+
+			"total memory buffer configured with buffer.memory (%d bytes): raise producer.override.buffer.memory "+
+			"or the worker's producer.buffer.memory", n, p.bufferMemory))
+	}
+	if err := p.tracker.reserve(ctx, e, n, p.bufferMemory); err != nil {
+		p.tracker.release(e) // stopping: not produced, its offset not committed
+		p.rec.Dropped()
+		return err
+	}
 	kr.Context = o
 	p.producer.Produce(o.Context, kr, p.onAck)
 	return nil
+}
+
+// recordBytes is what a record counts against the task's buffer.memory:
+// its key, value and headers, the bytes the pipeline holds until its ack
+// (Java's producer also counts a few dozen bytes of framing per record).
+func recordBytes(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }
 
 // acked is the promise of every record the pipeline produces: r.Context is
@@ -357,11 +387,45 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		// Said plainly in the task's status trace.
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
-	p.tracker.ack(&o.pending, err)
-	p.rec.Written(err == nil)
-	if err == nil {
-		p.active.used(o.active)
+	if err != nil {
+		p.produceFailed(&o.pending, r.Topic, err)
+		return
 	}
+	p.tracker.ack(&o.pending, nil)
+	p.rec.Written(true)
+	p.active.used(o.active)
+}
+
+// produceFailed resolves a record Kafka did not take, as Connect's
+// WorkerSourceTask does since KIP-779 (Kafka 3.2): with errors.tolerance=all
+// the failure is reported (errors.log.enable) and the record skipped, its
+// offset committing like a produced one's; otherwise the task fails with
+// it (the error it returns, and the tracker's failure, which the loop sees
+// first). Exactly once, the failure always fails the task: the
+// transaction the record was in cannot commit (as Connect's
+// ExactlyOnceWorkerSourceTask, whose producer fails the commit). A record
+// that failed because the task is stopping (its producer closed, its
+// produce context canceled at the end of the drain) is never skipped: it
+// was not refused, and invariant 1 keeps its offset uncommitted.
+func (p *sourcePipeline) produceFailed(e *pending, topic string, err error) error {
+	stopping := errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled)
+	if p.txn != nil || !p.keys.TolerateAll() || stopping {
+		p.tracker.ack(e, err)
+		p.rec.Written(false)
+		return err
+	}
+	// Connect counts it as a failed record (executeFailed, stage
+	// KAFKA_PRODUCE) that was tolerated.
+	p.rec.RecordError(false)
+	if p.keys.LogErrors {
+		p.rec.ErrorLogged()
+		p.log.Warn().Err(err).Str("topic", topic).Str("stage", stageKafkaProduce).
+			Msg("skipping a record Kafka did not take (errors.tolerance=all)")
+	}
+	p.tracker.skip(e)
+	p.rec.Written(false)
+	p.rec.Skipped()
+	return nil
 }
 
 // convert fills kr with rec converted by the task's converters.

@@ -15,6 +15,7 @@ const (
 	stageValueConverter  = "VALUE_CONVERTER"
 	stageHeaderConverter = "HEADER_CONVERTER"
 	stageTransformation  = "TRANSFORMATION"
+	stageKafkaProduce    = "KAFKA_PRODUCE"
 )
 
 // stageError is a record's failure in one stage, with the class that

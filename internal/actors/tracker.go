@@ -3,8 +3,10 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/offsets"
@@ -19,9 +21,20 @@ type offsetTracker struct {
 	mu       sync.Mutex
 	parts    map[string]*partTrack
 	inflight int
-	err      error // the first produce error: the task fails with it
-	waiting  bool
-	wakeup   chan struct{}
+	// inflightBytes is the converted size of the records produced and not
+	// yet acknowledged (reserve), the figure Connect bounds by
+	// buffer.memory.
+	// It is atomic so that reserve, once per record, takes no lock while
+	// the window has room; it changes under mu everywhere else.
+	inflightBytes atomic.Int64
+	// wakeAtBytes is what inflightBytes must fall to before a waiting
+	// reserve is woken (math.MaxInt64 when none waits: every ack wakes a
+	// waitAtMost). reserve and waitAtMost are called by the pipeline's
+	// one goroutine, so at most one of them waits.
+	wakeAtBytes int64
+	err         error // the first produce error: the task fails with it
+	waiting     bool
+	wakeup      chan struct{}
 
 	// lastMap and lastPart cache the partition of the previous record: most
 	// sources reuse one partition map for many records, and keying a map by
@@ -48,10 +61,13 @@ type pending struct {
 	// live says the record is counted in flight: from addBatch until its
 	// ack or release.
 	live bool
+	// bytes is what reserve counted of the record in inflightBytes, given
+	// back at its ack or release.
+	bytes int64
 }
 
 func newOffsetTracker() *offsetTracker {
-	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1)}
+	return &offsetTracker{parts: map[string]*partTrack{}, wakeup: make(chan struct{}, 1), wakeAtBytes: math.MaxInt64}
 }
 
 // addBatch registers the records of one poll, in the order they will be
@@ -87,8 +103,67 @@ func (t *offsetTracker) release(e *pending) {
 	if e.live {
 		e.live = false
 		t.inflight--
+		t.unreserve(e)
 		t.wake()
 	}
+}
+
+// reserve blocks until the task's unacknowledged records leave room for n
+// more bytes under budget, then counts them as e's, as a Connect task's
+// producer blocks its send while its buffer.memory is full (Connect sets
+// max.block.ms to its maximum, so the send waits rather than fails). The
+// pipeline fails a record larger than budget before it gets here, as
+// Java's producer does; should one come, it goes once nothing else is in
+// flight rather than never. It returns early when a produce failed (the
+// task fails with that error) or ctx ends.
+func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64) error {
+	// The common case, room in the budget, takes the lock once and
+	// allocates no closure.
+	if t.tryReserve(e, n, budget) {
+		return nil
+	}
+	// Woken only once a quarter of the budget is free besides n, not at
+	// every ack: a full window would otherwise trade one wake-up of the
+	// pipeline per acknowledged record for one record produced.
+	t.mu.Lock()
+	t.wakeAtBytes = max(0, budget-n-budget/4)
+	t.mu.Unlock()
+	err := t.waitFor(ctx, func() bool { return t.tryReserveLocked(e, n, budget) })
+	t.mu.Lock()
+	t.wakeAtBytes = math.MaxInt64
+	t.mu.Unlock()
+	return err
+}
+
+func (t *offsetTracker) tryReserve(e *pending, n, budget int64) bool {
+	// Only the pipeline's goroutine reserves, and no waiter exists while it
+	// is here, so a sum briefly above budget before it is taken back
+	// misleads nobody.
+	if v := t.inflightBytes.Add(n); v <= budget || v == n {
+		e.bytes = n
+		return true
+	}
+	t.inflightBytes.Add(-n)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tryReserveLocked(e, n, budget)
+}
+
+// tryReserveLocked counts n bytes as e's if they fit, or whatever the
+// size once a produce failed (the task is failing); t.mu is held.
+func (t *offsetTracker) tryReserveLocked(e *pending, n, budget int64) bool {
+	if v := t.inflightBytes.Load(); t.err != nil || v == 0 || v+n <= budget {
+		e.bytes = n
+		t.inflightBytes.Add(n)
+		return true
+	}
+	return false
+}
+
+// unreserve gives back what reserve counted for e; t.mu is held.
+func (t *offsetTracker) unreserve(e *pending) {
+	t.inflightBytes.Add(-e.bytes)
+	e.bytes = 0
 }
 
 func (t *offsetTracker) partFor(partition map[string]any) *partTrack {
@@ -116,6 +191,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 	defer t.mu.Unlock()
 	e.live = false
 	t.inflight--
+	t.unreserve(e)
 	if err != nil {
 		if t.err == nil {
 			t.err = err
@@ -143,7 +219,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 
 // wake lets waitAtMost look again; t.mu is held.
 func (t *offsetTracker) wake() {
-	if t.waiting {
+	if t.waiting && (t.err != nil || t.inflightBytes.Load() <= t.wakeAtBytes) {
 		t.waiting = false
 		select {
 		case t.wakeup <- struct{}{}:
@@ -201,9 +277,15 @@ func (t *offsetTracker) failure() error {
 // produce failed. With n below the window it is the source's backpressure;
 // with 0 it drains before the last flush.
 func (t *offsetTracker) waitAtMost(ctx context.Context, n int) error {
+	return t.waitFor(ctx, func() bool { return t.err != nil || t.inflight <= n })
+}
+
+// waitFor blocks until ready (called with t.mu held, after every ack or
+// release) returns true, or ctx ends.
+func (t *offsetTracker) waitFor(ctx context.Context, ready func() bool) error {
 	for {
 		t.mu.Lock()
-		if t.err != nil || t.inflight <= n {
+		if ready() {
 			t.mu.Unlock()
 			return nil
 		}

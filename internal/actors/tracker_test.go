@@ -109,3 +109,58 @@ func TestTrackerPartitionsByContent(t *testing.T) {
 		t.Fatalf("%d partitions committable, want 2", n)
 	}
 }
+
+// The byte window blocks a record until acknowledgements make room for it,
+// as a Connect task's producer blocks its send while buffer.memory is full;
+// a record larger than the whole budget goes once nothing is in flight; a
+// released record gives its bytes back; a stop ends the wait.
+func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
+	tr := newOffsetTracker()
+	p := map[string]any{"p": "a"}
+	batch := []*connectors.SourceRecord{trackerRecord(p, 1), trackerRecord(p, 2), trackerRecord(p, 3), trackerRecord(p, 4)}
+	es := make([]pending, len(batch))
+	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	const budget = 100
+	if err := tr.reserve(ctx, &es[0], 60, budget); err != nil {
+		t.Fatal(err)
+	}
+	reserved := make(chan error, 1)
+	go func() { reserved <- tr.reserve(ctx, &es[1], 60, budget) }()
+	select {
+	case err := <-reserved:
+		t.Fatalf("a record went past the byte budget (60 + 60 > 100): %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	tr.ack(&es[0], nil)
+	if err := <-reserved; err != nil {
+		t.Fatalf("reserve after the ack that made room: %v", err)
+	}
+
+	// Larger than the budget: waits for the window to empty, then goes.
+	go func() { reserved <- tr.reserve(ctx, &es[2], 500, budget) }()
+	select {
+	case err := <-reserved:
+		t.Fatalf("a record larger than the budget went while 60 bytes were in flight: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	tr.release(&es[1])
+	if err := <-reserved; err != nil {
+		t.Fatalf("reserve of a record larger than the budget on an empty window: %v", err)
+	}
+
+	stopped, stop := context.WithCancel(ctx)
+	go func() { reserved <- tr.reserve(stopped, &es[3], 1, budget) }()
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	if err := <-reserved; !errors.Is(err, context.Canceled) {
+		t.Fatalf("reserve on a stopped task returned %v, want context.Canceled", err)
+	}
+	tr.ack(&es[2], nil)
+	tr.release(&es[3])
+	if n := tr.inflightBytes.Load(); n != 0 {
+		t.Fatalf("%d bytes in flight after every record was acked or released, want 0", n)
+	}
+}

@@ -2,6 +2,7 @@ package connconfig
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -41,7 +42,7 @@ func (p OverridePolicy) allows(key string) bool {
 type Overrides struct {
 	// Producer is producer.override.*: the producer of a source's records,
 	// and of a sink's dead letter queue.
-	Producer ClientOverrides
+	Producer ProducerOverrides
 	// Consumer is consumer.override.*: a sink task's consumer.
 	Consumer ConsumerOverrides
 	// Admin is admin.override.*: the admin client that creates a source's
@@ -81,6 +82,36 @@ func (c ClientOverrides) Canonical() string {
 		fmt.Fprintf(&b, "%s=%s\n", k, c.Keys[k])
 	}
 	return b.String()
+}
+
+// ProducerOverrides are the overrides of a producer (or a worker's
+// producer.* keys).
+type ProducerOverrides struct {
+	ClientOverrides
+	// BufferMemory is buffer.memory: the most bytes of a source task's
+	// records handed to the producer and not yet acknowledged (the runtime
+	// bounds it, not franz-go, which bounds its buffer by records); 0 when
+	// not set. Not a client option: a connector that overrides only
+	// buffer.memory shares the worker's producer.
+	BufferMemory int64
+}
+
+// Set reports whether the connector overrides a setting of the producer
+// client itself, and so needs a producer of its own.
+func (c ProducerOverrides) Set() bool {
+	_, buffer := c.Keys[bufferMemory]
+	return len(c.Keys) > 0 && !(buffer && len(c.Keys) == 1)
+}
+
+// Canonical is ClientOverrides.Canonical without buffer.memory: two
+// configs that differ only in it can share a producer.
+func (c ProducerOverrides) Canonical() string {
+	if _, buffer := c.Keys[bufferMemory]; !buffer {
+		return c.ClientOverrides.Canonical()
+	}
+	keys := maps.Clone(c.Keys)
+	delete(keys, bufferMemory)
+	return ClientOverrides{Keys: keys}.Canonical()
 }
 
 // ConsumerOverrides are a sink's consumer overrides.

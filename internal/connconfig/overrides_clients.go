@@ -50,13 +50,17 @@ const (
 // The overrides Sluice honours, per client. Any other key is refused by
 // name.
 var (
-	producerKeys = []string{"acks", "client.id", "compression.type", "delivery.timeout.ms", "enable.idempotence",
+	producerKeys = []string{"acks", bufferMemory, "client.id", "compression.type", "delivery.timeout.ms", "enable.idempotence",
 		"linger.ms", "max.in.flight.requests.per.connection", "max.request.size", "request.timeout.ms"}
 	consumerKeys = []string{"auto.offset.reset", "client.id", "fetch.max.bytes", "fetch.max.wait.ms", "fetch.min.bytes",
 		"heartbeat.interval.ms", "isolation.level", "max.partition.fetch.bytes", "max.poll.records",
 		"request.timeout.ms", "session.timeout.ms"}
 	adminKeys = []string{"client.id", "request.timeout.ms"}
 )
+
+// bufferMemory is the producer's buffer.memory, which the runtime rather
+// than franz-go honours (ProducerOverrides.BufferMemory).
+const bufferMemory = "buffer.memory"
 
 var producerRefused = map[string]string{
 	"batch.size": "franz-go bounds a batch by one size only, max.request.size, which also bounds the largest record; " +
@@ -185,9 +189,16 @@ func (p *overrideParser) finish(base ...kgo.Opt) []kgo.Opt {
 // the socket, and with acks=1 once the leader has it: its offset may then
 // be committed for a record Kafka loses, which weakens invariant 1 exactly
 // as the same setting weakens Connect's at-least-once delivery.
-func parseProducer(prefix string, keys map[string]string, ce *connectors.ConfigError) ClientOverrides {
+func parseProducer(prefix string, keys map[string]string, ce *connectors.ConfigError) ProducerOverrides {
 	p := &overrideParser{prefix: prefix, client: "producer", keys: keys, ce: ce}
 	p.refuseUnknown(producerKeys, producerRefused)
+	var o ProducerOverrides
+	// Java's LONG, at least 0; 0 would fail every record (larger than the
+	// buffer), so Sluice refuses it up front rather than start a task that
+	// can send nothing.
+	if n, ok := p.integer(bufferMemory, 64, 1); ok {
+		o.BufferMemory = n
+	}
 	p.clientID()
 	p.idempotence()
 	if c, ok := p.oneOf("compression.type", "none", "gzip", "snappy", "lz4", "zstd"); ok {
@@ -222,7 +233,8 @@ func parseProducer(prefix string, keys map[string]string, ce *connectors.ConfigE
 		}
 		p.opts = append(p.opts, kgo.RecordDeliveryTimeout(d))
 	}
-	return ClientOverrides{Keys: keys, Opts: p.finish()}
+	o.ClientOverrides = ClientOverrides{Keys: keys, Opts: p.finish()}
+	return o
 }
 
 // idempotence maps acks, enable.idempotence and

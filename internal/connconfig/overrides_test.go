@@ -191,7 +191,8 @@ func TestOverridesRefusedNamingTheKey(t *testing.T) {
 		{connectors.Source, "producer.override.max.in.flight.requests.per.connection", "6", "at most 5"},
 		{connectors.Source, "producer.override.client.id", strings.Repeat("x", 300), "at most 256 bytes"},
 		{connectors.Source, "producer.override.batch.size", "65536", "max.request.size"},
-		{connectors.Source, "producer.override.buffer.memory", "1", "has no setting that honours it"},
+		{connectors.Source, "producer.override.buffer.memory", "0", "at least 1"},
+		{connectors.Source, "producer.override.buffer.memory", "32MB", "not a 64-bit integer"},
 		{connectors.Source, "producer.override.bootstrap.servers", "other:9092", "worker's Kafka cluster"},
 		{connectors.Source, "producer.override.transactional.id", "t", "exactly-once"},
 		{connectors.Source, "producer.override.security.protocol", "TLS", "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
@@ -229,6 +230,32 @@ func TestOverridesRefusedNamingTheKey(t *testing.T) {
 		if v := Validate(Worker{}, tc.typ, config); v == nil || !reflect.DeepEqual(v.Errors, ce.Errors) {
 			t.Errorf("%s=%q: Validate %v, want what ParseRuntime says", tc.key, tc.value, v)
 		}
+	}
+}
+
+// buffer.memory is the runtime's, not a client option: alone it needs no
+// producer of the connector's own, and it does not tell two producers
+// apart. The worker's producer.buffer.memory is read the same way.
+func TestBufferMemory(t *testing.T) {
+	r := mustParse(t, Worker{}, connectors.Source, map[string]string{"producer.override.buffer.memory": "1048576"})
+	if p := r.Overrides.Producer; p.BufferMemory != 1<<20 || p.Set() {
+		t.Fatalf("buffer.memory alone: BufferMemory %d, Set %v; want 1048576, false", p.BufferMemory, p.Set())
+	}
+	both := mustParse(t, Worker{}, connectors.Source, map[string]string{"producer.override.buffer.memory": "1048576",
+		"producer.override.linger.ms": "5"}).Overrides.Producer
+	linger := mustParse(t, Worker{}, connectors.Source, map[string]string{"producer.override.linger.ms": "5"}).Overrides.Producer
+	if !both.Set() || both.Canonical() != linger.Canonical() {
+		t.Fatalf("with linger.ms: Set %v, Canonical %q; want true and linger's alone %q", both.Set(), both.Canonical(), linger.Canonical())
+	}
+	if r := mustParse(t, Worker{}, connectors.Source, map[string]string{}); r.Overrides.Producer.BufferMemory != 0 {
+		t.Fatalf("unset: BufferMemory %d, want 0 (the runtime's default)", r.Overrides.Producer.BufferMemory)
+	}
+	w, err := ParseWorker(map[string]string{"producer.buffer.memory": "67108864"})
+	if err != nil || w.Clients.Producer.BufferMemory != 64<<20 {
+		t.Fatalf("worker producer.buffer.memory: %d, %v; want 67108864", w.Clients.Producer.BufferMemory, err)
+	}
+	if _, err := ParseWorker(map[string]string{"producer.buffer.memory": "-1"}); err == nil || !strings.Contains(err.Error(), "buffer.memory") {
+		t.Fatalf("worker producer.buffer.memory=-1: %v, want an error naming it", err)
 	}
 }
 

@@ -143,7 +143,7 @@ func ParseWorker(props map[string]string) (Worker, error) {
 
 // WorkerClients are a worker's settings of its connectors' clients.
 type WorkerClients struct {
-	Producer ClientOverrides
+	Producer ProducerOverrides
 	Consumer ConsumerOverrides
 	Admin    AdminOverrides
 }
