@@ -141,7 +141,7 @@ const DefaultBufferMemory = 32 << 20
 // share instead: a record waits for the acknowledgements that make room
 // for it (offsetTracker.reserve). Without it a task holds as many bytes as
 // its MaxInFlight records are large: with Debezium's change events and
-// their JSON schemas, about 100 MB.
+// their JSON schemas, about 100 MB (docs/adr/0019-buffer-memory.md).
 func (r *Runtime) bufferMemory(o connconfig.ProducerOverrides) int64 {
 	switch {
 	case o.BufferMemory > 0:
