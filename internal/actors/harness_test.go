@@ -167,7 +167,8 @@ type hooks struct {
 	blockPoll  chan struct{} // when set, Poll blocks until closed, ignoring ctx
 	opened     int
 	closed     int
-	openErrors int // Open fails this many times
+	openErrors int        // Open fails this many times
+	idlePolls  []pollSpan // the Polls made once records were all sent
 	// sink
 	written   []int64 // seq of each value written, in order
 	batches   []int   // size of each batch Write got
@@ -190,6 +191,10 @@ func hooksFor(name string) *hooks {
 	}
 	return h
 }
+
+// pollSpan is one Poll of the test source: when it began, the deadline
+// its context had, and when the context ended it.
+type pollSpan struct{ start, deadline, end time.Time }
 
 func testPlugins() []connectors.Plugin {
 	return []connectors.Plugin{
@@ -272,7 +277,13 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 		panic(fmt.Sprintf("test panic at seq %d", s.next))
 	}
 	if records > 0 && s.next >= records {
+		span := pollSpan{start: time.Now()}
+		span.deadline, _ = ctx.Deadline()
 		<-ctx.Done()
+		span.end = time.Now()
+		s.h.mu.Lock()
+		s.h.idlePolls = append(s.h.idlePolls, span)
+		s.h.mu.Unlock()
 		return nil, nil
 	}
 	var out []*connectors.SourceRecord

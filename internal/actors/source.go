@@ -70,8 +70,26 @@ type outgoing struct {
 // pollTimeout bounds one Poll, so that a pause is never late by more than
 // this (a stop cancels the Poll at once). An idle task wakes up once per
 // pollTimeout, so it is as long as Connect's FileStreamSource waits for
-// new lines: shorter would cost idle CPU and buy nothing.
+// new lines: shorter would cost idle CPU and buy nothing. It is also the
+// period of the grid the Polls of all tasks end on (pollDeadline).
 const pollTimeout = time.Second
+
+// pollDeadline is when a Poll that starts at now and may last at most
+// bound ends: at the first tick of a process-wide grid (every pollTimeout,
+// on the wall clock's whole seconds) after now, or at now+bound when that
+// comes first. Idle tasks' Polls then all end at the same moment, and the
+// Go runtime fires their timers in one pass and runs the tasks one after
+// the other on threads already awake, instead of waking a thread for each
+// task at a moment of its own (ADR 0017, round 3). A Poll never ends later
+// than its bound; the first Poll of a task may end early, on the first
+// tick, and the next ones follow the grid.
+func pollDeadline(now time.Time, bound time.Duration) time.Time {
+	latest := now.Add(bound)
+	if tick := now.Truncate(pollTimeout).Add(pollTimeout); tick.Before(latest) {
+		return tick
+	}
+	return latest
+}
 
 func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	if p.keys.OffsetsTopic != "" {
@@ -216,7 +234,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		pctx, cancel := context.WithTimeout(ctx, p.pollTimeout())
+		pctx, cancel := context.WithDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
@@ -590,12 +608,19 @@ func (p *sourcePipeline) flushDue(flushEvery time.Duration) bool {
 }
 
 // pollTimeout bounds the next Poll: an interval boundary, or the next
-// offset flush, must not wait for a slow Poll much past its time.
+// offset flush, must not wait for a slow Poll much past its time. A task
+// with nothing in flight and nothing left to flush has no flush to be
+// late for until it polls records again, so its Poll is not cut short at
+// the flush time: that would end an idle task's Polls at a moment of its
+// own (its last flush) instead of on the grid all tasks share (pollDeadline).
 func (p *sourcePipeline) pollTimeout() time.Duration {
 	if p.txn != nil {
 		if p.txn.boundary == connconfig.BoundaryInterval {
 			return min(pollTimeout, max(10*time.Millisecond, p.txn.interval-time.Since(p.txn.lastCommit)))
 		}
+		return pollTimeout
+	}
+	if p.tracker.settled() {
 		return pollTimeout
 	}
 	return min(pollTimeout, max(10*time.Millisecond, p.rt.opts.OffsetFlushInterval-time.Since(p.lastFlush)))

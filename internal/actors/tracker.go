@@ -35,6 +35,10 @@ type offsetTracker struct {
 	err         error // the first produce error: the task fails with it
 	waiting     bool
 	wakeup      chan struct{}
+	// clean says every partition's acknowledged offset was flushed when
+	// settled last looked; an ack that moves a watermark clears it, so that
+	// settled walks the partitions again only after one did.
+	clean bool
 
 	// lastMap and lastPart cache the partition of the previous record: most
 	// sources reuse one partition map for many records, and keying a map by
@@ -205,6 +209,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 			for i < len(p.queue) && p.queue[i].done {
 				if p.queue[i].offset != nil {
 					p.acked = p.queue[i].offset
+					t.clean = false
 				}
 				i++
 			}
@@ -259,6 +264,26 @@ func (t *offsetTracker) markFlushed(entries []offsets.PartitionOffset) {
 
 func sameOffset(a, b map[string]any) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+}
+
+// settled says that no record is in flight and every acknowledged offset
+// was flushed: an offset flush now would write nothing, and none can have
+// anything to write before the task polls records again.
+func (t *offsetTracker) settled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inflight > 0 {
+		return false
+	}
+	if !t.clean {
+		for _, p := range t.parts {
+			if p.acked != nil && !sameOffset(p.acked, p.flushed) {
+				return false
+			}
+		}
+		t.clean = true
+	}
+	return true
 }
 
 func (t *offsetTracker) inFlight() int {

@@ -59,8 +59,14 @@ func NewTailer(opts []kgo.Opt, topic string, apply func(*kgo.Record)) (*Tailer, 
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
-		// Bounds how long WaitForEnd waits for a fetch that finds no news.
-		kgo.FetchMaxWait(100*time.Millisecond),
+		// A fetch returns as soon as records or a committed transaction's
+		// markers arrive, so this bounds only a wait the broker does not
+		// end early (kfake does not for an aborted transaction's
+		// marker), and how often an idle tailer asks: every worker tails
+		// three topics, and at 100 ms their fetches were a third of an
+		// idle worker's CPU (ADR 0017, round 3). 500 ms is the consumer
+		// default that Connect's KafkaBasedLog tails with.
+		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.WithHooks(dial),
 	)
 	cl, err := kgo.NewClient(all...)
