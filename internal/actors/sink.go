@@ -477,8 +477,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	if n, budget := recordBytes(dr), p.rt.bufferMemory(p.keys.Overrides.Producer); n > budget {
 		// One record at a time is always within buffer.memory, unless it
 		// is larger than all of it: Java's producer fails it.
-		err = fmt.Errorf("the record is %d bytes when serialized, which is larger than the total memory buffer "+
-			"configured with buffer.memory (%d bytes)", n, budget)
+		err = recordTooLarge(n, budget)
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

@@ -367,9 +367,7 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 	if n > p.bufferMemory {
 		// As Java's producer, which fails such a record in its send
 		// callback rather than wait for room that can never be.
-		return p.produceFailed(e, kr.Topic, fmt.Errorf("the record is %d bytes when serialized, which is larger than the "+
-			"total memory buffer configured with buffer.memory (%d bytes): raise producer.override.buffer.memory "+
-			"or the worker's producer.buffer.memory", n, p.bufferMemory))
+		return p.produceFailed(e, kr.Topic, recordTooLarge(n, p.bufferMemory))
 	}
 	if err := p.tracker.reserve(ctx, e, n, p.bufferMemory); err != nil {
 		p.tracker.release(e) // stopping: not produced, its offset not committed
@@ -379,6 +377,14 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 	kr.Context = o
 	p.producer.Produce(o.Context, kr, p.onAck)
 	return nil
+}
+
+// recordTooLarge is the failure of a record of n bytes under a
+// buffer.memory of budget, worded as Java's producer words it.
+func recordTooLarge(n, budget int64) error {
+	return fmt.Errorf("the record is %d bytes when serialized, which is larger than the total memory buffer "+
+		"configured with buffer.memory (%d bytes): raise producer.override.buffer.memory or the worker's "+
+		"producer.buffer.memory", n, budget)
 }
 
 // recordBytes is what a record counts against the task's buffer.memory:
