@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -62,7 +63,20 @@ type options struct {
 	connectHeap        string
 	phaseTimeout       time.Duration
 	note               string
+	// systems are the systems that run, in the order of a round's first
+	// run: "Debezium", "Sluice" or both.
+	systems []string
+	// sluiceProps and sluiceEnv are what a Sluice worker gets besides the
+	// harness's settings: worker properties (--prop) and environment
+	// variables, to measure a setting's effect on Sluice alone.
+	sluiceProps, sluiceEnv []string
 }
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -85,6 +99,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.connectHeap, "connect-heap", "2G", "the Connect worker's -Xmx, as connect-standalone.sh sets it")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 10*time.Minute, "how long one phase may take before the harness gives up")
 	fs.StringVar(&o.note, "note", "", "a paragraph for the results README, such as what else ran on the machine")
+	systems := fs.String("systems", "debezium,sluice", "which systems run, comma-separated: debezium, sluice (one alone measures a setting's effect; the README then has no ratios)")
+	fs.Var((*listFlag)(&o.sluiceProps), "sluice-prop", "a worker property key=value for the Sluice worker (its --prop); may be repeated")
+	fs.Var((*listFlag)(&o.sluiceEnv), "sluice-env", "an environment variable NAME=value for the Sluice worker, such as GODEBUG=gctrace=1; may be repeated")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -103,6 +120,26 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--lag-duration must be at least 5s (the first 2 s are left out), not %v", o.lagDuration)
 	case o.rounds < 1:
 		return o, fmt.Errorf("--rounds must be at least 1, not %d", o.rounds)
+	}
+	for _, name := range strings.Split(*systems, ",") {
+		var sys string
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "debezium":
+			sys = "Debezium"
+		case "sluice":
+			sys = "Sluice"
+		default:
+			return o, fmt.Errorf("--systems: unknown system %q (known: debezium, sluice)", name)
+		}
+		if slices.Contains(o.systems, sys) {
+			return o, fmt.Errorf("--systems names %s twice", sys)
+		}
+		o.systems = append(o.systems, sys)
+	}
+	for _, kv := range append(slices.Clone(o.sluiceProps), o.sluiceEnv...) {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return o, fmt.Errorf("--sluice-prop and --sluice-env take key=value, not %q", kv)
+		}
 	}
 	return o, nil
 }
@@ -170,11 +207,19 @@ func run(o options) (err error) {
 		return err
 	}
 	defer b.Stop()
-	dbz, err := newDebezium(o.repo, b.Bootstrap, o.connectHeap)
-	if err != nil {
-		return err
+	var systems []system
+	for _, name := range o.systems {
+		switch name {
+		case "Debezium":
+			dbz, err := newDebezium(o.repo, b.Bootstrap, o.connectHeap)
+			if err != nil {
+				return err
+			}
+			systems = append(systems, dbz)
+		case "Sluice":
+			systems = append(systems, &sluice{bin: bin, bootstrap: b.Bootstrap, props: o.sluiceProps, env: o.sluiceEnv})
+		}
 	}
-	systems := []system{dbz, &sluice{bin: bin, bootstrap: b.Bootstrap}}
 
 	logf("loading %d rows into the snapshot table", o.rows)
 	if err := pg.exec(ctx,
@@ -192,7 +237,8 @@ func run(o options) (err error) {
 	for round := 1; round <= o.rounds; round++ {
 		order := systems
 		if round%2 == 0 {
-			order = []system{systems[1], systems[0]}
+			order = slices.Clone(systems)
+			slices.Reverse(order)
 		}
 		for _, sys := range order {
 			if ctx.Err() != nil {

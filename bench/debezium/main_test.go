@@ -15,14 +15,40 @@ func TestParseOptionsRefusesWhatTheRunCannotUse(t *testing.T) {
 		{"--lag-duration", "2s"},
 		{"--rounds", "0"},
 		{"stray"},
+		{"--systems", "connect"},
+		{"--systems", "sluice,sluice"},
+		{"--sluice-prop", "noequals"},
+		{"--sluice-env", "=x"},
 	} {
 		if _, err := parseOptions(args, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}
 	o, err := parseOptions(nil, io.Discard)
-	if err != nil || o.rows != 1_000_000 || o.changes != 500_000 || o.rounds != 3 {
+	if err != nil || o.rows != 1_000_000 || o.changes != 500_000 || o.rounds != 3 || len(o.systems) != 2 {
 		t.Fatalf("defaults %+v, %v", o, err)
+	}
+}
+
+func TestOneSystemRunsAloneAndTheCommandRerunsIt(t *testing.T) {
+	o, err := parseOptions([]string{"--systems", "Sluice", "--rounds", "1",
+		"--sluice-prop", "producer.buffer.memory=8388608", "--sluice-env", "GODEBUG=gctrace=1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.systems) != 1 || o.systems[0] != "Sluice" {
+		t.Fatalf("systems %v", o.systems)
+	}
+	cmd := o.command()
+	for _, want := range []string{"--systems sluice", "--sluice-prop producer.buffer.memory=8388608", "--sluice-env GODEBUG=gctrace=1", "--rounds 1"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("%q lacks %q", cmd, want)
+		}
+	}
+	r := &results{opts: o}
+	r.add("Sluice", measured{snapshotRate: 300})
+	if table := r.table(); !strings.Contains(table, "| snapshot | rows/s | - | 300 / 300 | - |") {
+		t.Errorf("a system that did not run must show as -, with no ratio:\n%s", table)
 	}
 }
 

@@ -81,12 +81,16 @@ func (r *results) table() string {
 			for _, m := range r.runs[sys] {
 				vs = append(vs, value(m))
 			}
+			if len(vs) == 0 { // not run (--systems)
+				cells[i] = "-"
+				continue
+			}
 			best, median := minMedian(vs, mt.higher)
 			med[i] = median
 			cells[i] = fmt.Sprintf("%s / %s", num(best), num(median))
 		}
 		ratio := "-"
-		if med[0] != 0 {
+		if med[0] != 0 && med[1] != 0 {
 			ratio = ratioText(med[1] / med[0])
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mt.name, mt.unit, cells[0], cells[1], ratio)
@@ -147,6 +151,22 @@ func machine() string {
 	return fmt.Sprintf("%d × %s, %s, Linux %s", runtime.NumCPU(), model, mem, strings.TrimSpace(string(kernel)))
 }
 
+// command is the command line that reruns this run.
+func (o options) command() string {
+	cmd := fmt.Sprintf("go run ./bench/debezium --rows %d --changes %d --tx-rows %d --lag-rate %d --lag-duration %v --rounds %d --connect-heap %s",
+		o.rows, o.changes, o.txRows, o.lagRate, o.lagDuration, o.rounds, o.connectHeap)
+	if len(o.systems) != 2 {
+		cmd += " --systems " + strings.ToLower(strings.Join(o.systems, ","))
+	}
+	for _, kv := range o.sluiceProps {
+		cmd += " --sluice-prop " + kv
+	}
+	for _, kv := range o.sluiceEnv {
+		cmd += " --sluice-env " + kv
+	}
+	return cmd
+}
+
 func javaVersion() string {
 	out, _ := exec.Command("java", "-version").CombinedOutput()
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
@@ -168,7 +188,7 @@ Written by `+"`bench/debezium`"+` (`+"`just bench-debezium`"+`, see `+"`go run .
   for both systems.
 - Both run the same Debezium config (pgoutput, a filtered publication, snapshot.mode=initial, every
   other key at its default) with Connect's JSON converter and its schemas for keys and values.
-- Command: `+"`go run ./bench/debezium --rows %d --changes %d --tx-rows %d --lag-rate %d --lag-duration %v --rounds %d --connect-heap %s`"+`.
+- Command: `+"`%s`"+`.
 
 Each round runs each system once, in turn, the order flipping every round; a run is a fresh worker
 process and a fresh connector (its own slot, publication and topics). Best is the highest rate or the
@@ -183,7 +203,7 @@ Lag is from a row's commit (the event's source.ts_us) to its record's arrival at
 (the JVM's, or sluice's), sampled every 200 ms; CPU is its user and system time while streaming.
 
 `, time.Now().UTC().Format("2006-01-02 15:04 MST"), r.duration.Round(time.Second), machine(), o.connectHeap, javaVersion(),
-		runtime.Version(), r.pgVersion, o.rows, o.changes, o.txRows, o.lagRate, o.lagDuration, o.rounds, o.connectHeap,
+		runtime.Version(), r.pgVersion, o.command(),
 		o.rounds, o.changes, o.txRows, o.lagRate, o.lagDuration)
 	if o.note != "" {
 		b.WriteString(o.note + "\n\n")

@@ -97,6 +97,8 @@ func writeProps(path string, props map[string]string) error {
 type sluice struct {
 	bin       string
 	bootstrap string
+	props     []string // key=value: more worker properties (--sluice-prop)
+	env       []string // NAME=value: more environment (--sluice-env)
 	runs      int
 }
 
@@ -113,11 +115,15 @@ func (s *sluice) start(dir, name string, config map[string]string) (*benchproc.P
 	}
 	s.runs++
 	restAddr := "127.0.0.1:" + strconv.Itoa(rest)
-	p, err := benchproc.Start("sluice", filepath.Join(dir, "sluice.log"), benchproc.Options{}, s.bin, "worker",
+	argv := []string{s.bin, "worker",
 		"--cluster", fmt.Sprintf("bench-dbz-%d-%d", os.Getpid(), s.runs), "--bootstrap", s.bootstrap,
-		"--rest-addr", restAddr, "--bind", "127.0.0.1:"+strconv.Itoa(bind), "--worker-id", "w1",
-		"--prop", "key.converter="+jsonConverter, "--prop", "key.converter.schemas.enable=true",
-		"--prop", "value.converter="+jsonConverter, "--prop", "value.converter.schemas.enable=true")
+		"--rest-addr", restAddr, "--bind", "127.0.0.1:" + strconv.Itoa(bind), "--worker-id", "w1",
+		"--prop", "key.converter=" + jsonConverter, "--prop", "key.converter.schemas.enable=true",
+		"--prop", "value.converter=" + jsonConverter, "--prop", "value.converter.schemas.enable=true"}
+	for _, kv := range s.props {
+		argv = append(argv, "--prop", kv)
+	}
+	p, err := benchproc.Start("sluice", filepath.Join(dir, "sluice.log"), benchproc.Options{Env: s.env}, argv...)
 	if err != nil {
 		return nil, err
 	}
