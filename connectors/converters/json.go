@@ -162,6 +162,13 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 		// Stored only when it changed: values of one size are the rule.
 		c.sizeHint.Store(n)
 	}
+	if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
+		// The value outgrew the hint and append doubled the buffer: the
+		// bytes live until Kafka acknowledges the record, a window
+		// buffer.memory bounds by their length, so a buffer twice their
+		// size would hold up to twice the memory the operator allowed.
+		b = append(make([]byte, 0, len(b)), b...)
+	}
 	return b, nil
 }
 

@@ -650,3 +650,26 @@ func TestJSONDecimalScaleBounded(t *testing.T) {
 		t.Errorf("huge scale gave %v", err)
 	}
 }
+
+// A value that outgrows the size of the one before comes back in a buffer
+// of about its own size, not in the one append doubled: the bytes stay in
+// memory until Kafka acknowledges the record, and buffer.memory bounds
+// them by their length.
+func TestJSONFromConnectHoldsNoSpareBuffer(t *testing.T) {
+	c := NewJSONConverter()
+	if err := c.Configure(map[string]string{"schemas.enable": "false"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 5000, 20000, 50, 70000} {
+		b, err := c.FromConnect("t", connectors.StringSchema, strings.Repeat("x", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != n+2 {
+			t.Fatalf("len %d, want %d", len(b), n+2)
+		}
+		if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
+			t.Errorf("a %d-byte value in a buffer of %d bytes", len(b), cap(b))
+		}
+	}
+}

@@ -406,7 +406,14 @@ func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) erro
 		// Debezium adds its context headers to change events and
 		// tombstones, after their own (a key change's newkey/oldkey);
 		// its heartbeats have none.
-		rec.Headers = append(rec.Headers, r.t.headers...)
+		if len(rec.Headers) == 0 {
+			// Shared by every record, its capacity its length: the
+			// runtime and the transforms never change a record's
+			// headers in place, and an append copies them.
+			rec.Headers = r.t.headers[:len(r.t.headers):len(r.t.headers)]
+		} else {
+			rec.Headers = append(rec.Headers, r.t.headers...)
+		}
 	}
 	for {
 		select {

@@ -26,6 +26,66 @@ func headersToKafka(hc converters.HeaderConverter, topic string, hs []connectors
 	return out, nil
 }
 
+// headerMemo is the last converted headers of a pipeline with what they
+// were converted from. A source that puts the same headers on every record
+// (Debezium's context headers) then shares one converted copy among its
+// records, instead of a copy of its own in each record held until Kafka
+// acknowledges it. Converters are deterministic, and nothing changes a
+// record's headers once converted (franz-go only reads them), so records
+// may share them.
+type headerMemo struct {
+	topic string
+	from  []connectors.Header
+	to    []kgo.RecordHeader
+}
+
+// convert is headersToKafka, answered from the memo when hs are the
+// headers it holds for topic.
+func (m *headerMemo) convert(hc converters.HeaderConverter, topic string, hs []connectors.Header) ([]kgo.RecordHeader, error) {
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	if m.to != nil && topic == m.topic && sameStringHeaders(hs, m.from) {
+		return m.to, nil
+	}
+	out, err := headersToKafka(hc, topic, hs)
+	if err != nil {
+		return nil, err
+	}
+	m.to = nil
+	if sameStringHeaders(hs, hs) {
+		m.topic, m.from, m.to = topic, append(m.from[:0], hs...), out
+	}
+	return out, nil
+}
+
+// sameStringHeaders says a and b have the same keys and schemas and the
+// same values, all strings or nulls; other values (bytes, structs) are
+// never the same, so that only what compares cheaply and surely is shared.
+func sameStringHeaders(a, b []connectors.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || a[i].Schema != b[i].Schema {
+			return false
+		}
+		switch av := a[i].Value.(type) {
+		case nil:
+			if b[i].Value != nil {
+				return false
+			}
+		case string:
+			if bv, ok := b[i].Value.(string); !ok || av != bv {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // headersFromKafka reads a consumed record's headers with the connector's
 // header.converter, in order.
 func headersFromKafka(hc converters.HeaderConverter, r *kgo.Record) ([]connectors.Header, error) {

@@ -52,6 +52,9 @@ type sourcePipeline struct {
 	lastFlush  time.Time
 	// onAck is p.acked, made once: the promise of every record.
 	onAck func(*kgo.Record, error)
+	// headerMemo shares one converted copy of headers that repeat from
+	// record to record.
+	headerMemo headerMemo
 }
 
 // outgoing is one polled record on its way to Kafka: its offset tracker
@@ -411,6 +414,11 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		// Said plainly in the task's status trace.
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
+	// The record's bytes are no longer needed, but the slab it lives in
+	// stays until every record of its poll is acknowledged: let them go
+	// now, or a poll's worth of acknowledged values would be held beyond
+	// buffer.memory.
+	r.Key, r.Value, r.Headers = nil, nil, nil
 	if err != nil {
 		p.produceFailed(&o.pending, r.Topic, err)
 		return
@@ -465,7 +473,7 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord, kr *kgo.Record) e
 	if err != nil {
 		return &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)}
 	}
-	h, err := headersToKafka(p.headers, rec.Topic, rec.Headers)
+	h, err := p.headerMemo.convert(p.headers, rec.Topic, rec.Headers)
 	if err != nil {
 		return &stageError{stage: stageHeaderConverter, err: err}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func trackerRecord(partition map[string]any, seq int) *connectors.SourceRecord {
@@ -162,5 +163,29 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	tr.release(&es[3])
 	if n := tr.inflightBytes.Load(); n != 0 {
 		t.Fatalf("%d bytes in flight after every record was acked or released, want 0", n)
+	}
+}
+
+// A record's bytes go at its ack, not when the last record of its poll is
+// acknowledged: the records of one poll share one slab, which stays while
+// any of them is in flight, and a poll's worth of acknowledged values held
+// there would be memory beyond what buffer.memory allows.
+func TestAckedRecordLetsItsBytesGo(t *testing.T) {
+	p := &sourcePipeline{taskRun: &taskRun{}, tracker: newOffsetTracker()}
+	out := make([]outgoing, 2)
+	p.tracker.addBatch([]*connectors.SourceRecord{{}, {}}, func(i int) *pending { return &out[i].pending })
+	for i := range out {
+		out[i].record = kgo.Record{Key: []byte("k"), Value: []byte("v"), Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}}}
+		out[i].record.Context = &out[i]
+	}
+	p.acked(&out[0].record, nil)
+	if r := out[0].record; r.Key != nil || r.Value != nil || r.Headers != nil {
+		t.Errorf("an acknowledged record still holds its bytes: %+v", r)
+	}
+	if r := out[1].record; string(r.Value) != "v" || string(r.Key) != "k" || len(r.Headers) != 1 {
+		t.Errorf("a record in flight lost its bytes: %+v", r)
+	}
+	if n := p.tracker.inFlight(); n != 1 {
+		t.Errorf("in flight %d, want 1", n)
 	}
 }
