@@ -415,6 +415,13 @@ func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) erro
 			rec.Headers = append(rec.Headers, r.t.headers...)
 		}
 	}
+	select {
+	case r.t.queue <- rec:
+		// Room in the queue, the rule while the runtime keeps up: no
+		// timer made for a record that never waits.
+		return nil
+	default:
+	}
 	for {
 		select {
 		case r.t.queue <- rec:
