@@ -239,6 +239,13 @@ func (p position) offset() map[string]any {
 
 // event builds a change event record: op is c, u, d or r.
 func (t *table) event(partition map[string]any, prefix, db, op string, before, after *connectors.StructValue, p position, now time.Time) *connectors.SourceRecord {
+	return t.eventAt(partition, op, before, after, p.sourceValue(prefix, db, t), p.offset(), now)
+}
+
+// eventAt builds a change event record with its source block and source
+// offset given: the snapshot sets them once it knows where in the
+// snapshot the record is (nil until then).
+func (t *table) eventAt(partition map[string]any, op string, before, after, source *connectors.StructValue, offset map[string]any, now time.Time) *connectors.SourceRecord {
 	v := connectors.NewStruct(t.envelope)
 	// A nil *StructValue in an interface is not a null: set only rows
 	// there are.
@@ -248,7 +255,9 @@ func (t *table) event(partition map[string]any, prefix, db, op string, before, a
 	if after != nil {
 		v.Values[1] = after
 	}
-	v.Values[2] = p.sourceValue(prefix, db, t)
+	if source != nil {
+		v.Values[2] = source
+	}
 	v.Values[4] = op
 	v.Values[5] = now.UnixMilli()
 	v.Values[6] = now.UnixMicro()
@@ -258,7 +267,7 @@ func (t *table) event(partition map[string]any, prefix, db, op string, before, a
 		keyRow = before
 	}
 	rec := &connectors.SourceRecord{
-		Partition: partition, Offset: p.offset(), Topic: t.topic,
+		Partition: partition, Offset: offset, Topic: t.topic,
 		ValueSchema: t.envelope, Value: v,
 	}
 	if k := t.key(keyRow); k != nil {

@@ -211,6 +211,11 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 	}
 	r.t.log.Info().Int("tables", len(tables)).Str("lsn", pglogrepl.LSN(lsn).String()).Msg("snapshot started")
 	now := time.Now()
+	// Every record of the snapshot but the last has the same source
+	// offset: they share one map, which nothing changes once Poll handed
+	// it over (the runtime's offset tracker only reads offsets), instead
+	// of a map of their own each held until Kafka acknowledges them.
+	snapOffset := position{commitTime: now, txID: txid, lsn: lsn, snapshot: "true"}.offset()
 	var pending *connectors.SourceRecord // one record of look-ahead, to mark the last ones
 	var pendingTable *table
 	var pendingFirst bool
@@ -233,7 +238,10 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 		}
 		p := position{commitTime: now, txID: txid, lsn: lsn, snapshot: marker, lastSnap: lastOverall}
 		pending.Value.(*connectors.StructValue).Values[2] = p.sourceValue(s.prefix, s.dbname, pendingTable)
-		pending.Offset = p.offset()
+		pending.Offset = snapOffset
+		if lastOverall {
+			pending.Offset = p.offset()
+		}
 		rec := pending
 		pending = nil
 		if lastOverall && r.t.txn != nil {
@@ -252,7 +260,9 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 			if err := emit(pendingTable != t, false); err != nil {
 				return err
 			}
-			pending = t.event(r.t.partition, s.prefix, s.dbname, "r", nil, row, position{commitTime: now, txID: txid, lsn: lsn, snapshot: "true"}, time.Now())
+			// Its source block and offset come in emit, once the next
+			// row tells whether it is the last.
+			pending = t.eventAt(r.t.partition, "r", nil, row, nil, nil, time.Now())
 			pendingTable, pendingFirst, pendingIdx = t, first, i
 			first = false
 			rows++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -211,6 +212,14 @@ func TestSnapshotThenStream(t *testing.T) {
 	}
 	if last := snap[2].Offset; last["last_snapshot_record"] != true || last["snapshot"] != "INITIAL" {
 		t.Errorf("last snapshot offset = %v", last)
+	}
+	// The records before the last share one offset (one map, not a map
+	// each held until Kafka acknowledges them), which says so.
+	if first := snap[0].Offset; first["last_snapshot_record"] != false || first["snapshot"] != "INITIAL" || first["lsn"] == nil {
+		t.Errorf("snapshot offset = %v", first)
+	}
+	if reflect.ValueOf(snap[0].Offset).Pointer() != reflect.ValueOf(snap[1].Offset).Pointer() {
+		t.Error("the snapshot's records before the last have offset maps of their own")
 	}
 	if got := field(snap[0], "after", "price"); got.(*big.Rat).Cmp(big.NewRat(3, 2)) != 0 {
 		t.Errorf("price = %v", got)
