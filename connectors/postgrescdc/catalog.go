@@ -34,21 +34,22 @@ type colDesc struct {
 	key    bool // part of the replica identity, as a relation message flags it
 }
 
-// lookupType describes a type that is not built in: an enum, an extension
-// type Debezium maps by name (ltree, citext), or an array of one. It
-// returns nil for other types (and on a failed query, which leaves the
-// column out as an unknown type would be, after a warning).
+// lookupType describes a type that is not built in: an enum, a domain, an
+// extension type Debezium maps by name (ltree, citext, hstore), or an array
+// of one. It returns nil for other types (and on a failed query, which
+// leaves the column out as an unknown type would be, after a warning).
 func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 	return func(oid uint32) *typeInfo {
 		if ti, ok := c.types[oid]; ok {
 			return ti
 		}
 		var typtype, name string
-		var elem uint32
+		var elem, base uint32
+		var baseTypmod int32
 		var labels []string
-		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typname::text, t.typelem,
+		err := c.conn.QueryRow(ctx, `SELECT t.typtype::text, t.typname::text, t.typelem, t.typbasetype, t.typtypmod,
 				coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}')
-			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &name, &elem, &labels)
+			FROM pg_type t WHERE t.oid = $1`, oid).Scan(&typtype, &name, &elem, &base, &baseTypmod, &labels)
 		if err != nil {
 			c.log.Warn().Err(err).Uint32("oid", oid).Msg("cannot describe a column type; its columns are left out")
 			return nil
@@ -57,6 +58,8 @@ func (c *catalog) lookupType(ctx context.Context) func(uint32) *typeInfo {
 		switch {
 		case typtype == "e":
 			ti = &typeInfo{enumLabels: labels}
+		case typtype == "d":
+			ti = &typeInfo{base: base, baseTypmod: baseTypmod}
 		case elem != 0:
 			ti = &typeInfo{elem: elem}
 		case namedTypes[name]:

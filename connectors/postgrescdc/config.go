@@ -37,6 +37,7 @@ const (
 	DecimalModeKey       = "decimal.handling.mode"
 	TimePrecisionKey     = "time.precision.mode"
 	BinaryModeKey        = "binary.handling.mode"
+	HstoreModeKey        = "hstore.handling.mode"
 	MessageKeyColumnsKey = "message.key.columns"
 	SkippedOpsKey        = "skipped.operations"
 	MaxBatchSizeKey      = "max.batch.size"
@@ -92,7 +93,6 @@ var refusedKeys = map[string]string{
 	"incremental.snapshot.chunk.size":        "incremental snapshots are not implemented",
 	"signal.data.collection":                 "signals (incremental snapshots) are not implemented",
 	"signal.enabled.channels":                "signals are not implemented",
-	"hstore.handling.mode":                   "hstore columns are not captured",
 	"column.propagate.source.type":           "source type parameters are not implemented",
 	"datatype.propagate.source.type":         "source type parameters are not implemented",
 	"converters":                             "custom converters are not implemented",
@@ -213,6 +213,9 @@ func ConfigDef() *connectors.ConfigDef {
 	def(connectors.ConfigKey{Name: BinaryModeKey, Default: "bytes", Importance: connectors.Medium, Group: types,
 		Validate: connectors.OneOf("bytes", "base64", "base64-url-safe", "hex"),
 		Doc:      "bytea as bytes, or as a base64, base64-url-safe or hex string."})
+	def(connectors.ConfigKey{Name: HstoreModeKey, Default: "json", Importance: connectors.Low, Group: types,
+		Validate: connectors.OneOf("json", "map"),
+		Doc:      "hstore as a JSON object in a string (io.debezium.data.Json), or as a Connect map of strings."})
 	def(connectors.ConfigKey{Name: MessageKeyColumnsKey, Importance: connectors.Medium, Group: conn, Validate: validKeyColumns,
 		Doc: "Key columns per table instead of the primary key: <table regex>:<column>,<column>;<table regex>:<column>..."})
 	def(connectors.ConfigKey{Name: SkippedOpsKey, Type: connectors.TypeList, Default: "t", Importance: connectors.Low, Group: conn,
@@ -408,7 +411,7 @@ func parseSettings(config map[string]string) (*settings, error) {
 		snapshotMode: c.String(SnapshotModeKey), fetchSize: c.Int(SnapshotFetchSizeKey),
 		heartbeatMs: c.Int(HeartbeatIntervalKey), tombstones: c.Bool(TombstonesKey),
 		extendedHeaders: c.Bool(ExtendedHeadersKey),
-		modes:           typeModes{decimal: c.String(DecimalModeKey), time: c.String(TimePrecisionKey), binary: c.String(BinaryModeKey)},
+		modes:           typeModes{decimal: c.String(DecimalModeKey), time: c.String(TimePrecisionKey), binary: c.String(BinaryModeKey), hstore: c.String(HstoreModeKey)},
 		maxBatch:        c.Int(MaxBatchSizeKey), maxQueue: c.Int(MaxQueueSizeKey), pollMs: c.Long(PollIntervalKey),
 		skipped: map[string]bool{},
 	}

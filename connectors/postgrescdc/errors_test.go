@@ -19,7 +19,7 @@ func TestConfigRefusesUnsupportedDebeziumKeys(t *testing.T) {
 		"snapshot.select.statement.overrides": "public.t",
 		"column.mask.with.10.chars":           "public.t.c",
 		"interval.handling.mode":              "string",
-		"hstore.handling.mode":                "json",
+		HstoreModeKey:                         "jsonb",
 		PluginNameKey:                         "decoderbufs",
 		SnapshotModeKey:                       "custom",
 		DecimalModeKey:                        "exact",

@@ -689,3 +689,46 @@ func TestSnapshotOrderFollowsTableIncludeList(t *testing.T) {
 		}
 	}
 }
+
+// Domains are captured as their base types with the domain's precision
+// and scale (a domain over a domain too), arrays of a domain are left out,
+// and hstore is a JSON string by default, in snapshot and stream alike, as
+// Debezium does (test/debezium compares them with Debezium itself).
+func TestDomainsAndHstore(t *testing.T) {
+	srv := pgtest.Start(t)
+	srv.Exec(t, `CREATE EXTENSION hstore`)
+	srv.Exec(t, `CREATE DOMAIN price AS numeric(8,2)`)
+	srv.Exec(t, `CREATE DOMAIN posint AS int CHECK (VALUE > 0)`)
+	srv.Exec(t, `CREATE DOMAIN small AS posint CHECK (VALUE < 10)`)
+	srv.Exec(t, `CREATE TABLE d (id int PRIMARY KEY, cost price, n small, tags posint[], attrs hstore)`)
+	srv.Exec(t, `INSERT INTO d VALUES (1, 12.5, 3, '{1,2}', 'a=>1, n=>NULL')`)
+	h := newHarness(t, cdcConfig(srv))
+	h.open()
+	srv.Exec(t, `INSERT INTO d VALUES (2, 0.01, 9, '{}', '"b c"=>"d\"e"')`)
+	recs := h.poll(2)
+	for _, r := range recs {
+		after := r.Value.(*connectors.StructValue).Get("after").(*connectors.StructValue)
+		s := after.Schema
+		if _, c := s.Field("cost"); c == nil || c.Name != connectors.DecimalLogical || c.Parameters["scale"] != "2" || c.Parameters["connect.decimal.precision"] != "8" {
+			t.Errorf("cost schema %+v", c)
+		}
+		if _, n := s.Field("n"); n == nil || n.Type != connectors.Int32 {
+			t.Errorf("n schema %+v", n)
+		}
+		if i, _ := s.Field("tags"); i >= 0 {
+			t.Error("an array of a domain was captured; Debezium leaves it out")
+		}
+		if _, a := s.Field("attrs"); a == nil || a.Name != jsonName {
+			t.Errorf("attrs schema %+v", a)
+		}
+	}
+	if got := recs[0].Value.(*connectors.StructValue).Get("after").(*connectors.StructValue).Get("attrs"); got != `{"a":"1","n":null}` {
+		t.Errorf("snapshot hstore %v", got)
+	}
+	if got := recs[1].Value.(*connectors.StructValue).Get("after").(*connectors.StructValue).Get("attrs"); got != `{"b c":"d\"e"}` {
+		t.Errorf("streamed hstore %v", got)
+	}
+	if got := recs[1].Value.(*connectors.StructValue).Get("after").(*connectors.StructValue).Get("n"); got != int32(9) {
+		t.Errorf("streamed domain over a domain: %v (%T)", got, got)
+	}
+}

@@ -100,6 +100,7 @@ type typeModes struct {
 	decimal string // precise, double, string
 	time    string // adaptive, adaptive_time_microseconds, connect
 	binary  string // bytes, base64, base64-url-safe, hex
+	hstore  string // json, map
 }
 
 // typeInfo is what the connector knows of a type that is not built in.
@@ -107,6 +108,11 @@ type typeInfo struct {
 	enumLabels []string // an enum's labels in sort order
 	elem       uint32   // an array's element type (0: not an array)
 	name       string   // an extension type in namedTypes
+	// base is a domain's base type (0: not a domain), and baseTypmod the
+	// domain's modifier of it (numeric(8,2) for CREATE DOMAIN price AS
+	// numeric(8,2)); a column of a domain has no modifier of its own.
+	base       uint32
+	baseTypmod int32
 }
 
 // converter turns a column's text representation (pgoutput's and the
@@ -216,8 +222,20 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 	if info == nil {
 		return nil
 	}
+	if info.base != 0 {
+		// Debezium captures a domain as its base type (its base's, for
+		// a domain over a domain), with the domain's length, precision
+		// and scale; an array of a domain it leaves out (below).
+		if typmod < 0 {
+			typmod = info.baseTypmod
+		}
+		return converterFor(info.base, typmod, m, lookup)
+	}
 	if info.enumLabels != nil {
 		return enumConverter(info.enumLabels)
+	}
+	if info.name == "hstore" {
+		return hstoreConverter(m.hstore)
 	}
 	if info.name != "" {
 		return namedConverter(info.name)
@@ -237,7 +255,7 @@ func converterFor(oid uint32, typmod int32, m typeModes, lookup func(uint32) *ty
 
 // namedTypes are the extension types (their oids differ from database to
 // database) that Debezium maps by name.
-var namedTypes = map[string]bool{"ltree": true, "citext": true}
+var namedTypes = map[string]bool{"ltree": true, "citext": true, "hstore": true}
 
 // namedConverter maps an extension type of namedTypes as Debezium does:
 // ltree as io.debezium.data.Ltree, citext as a plain string.

@@ -140,7 +140,7 @@ var variants = []struct {
 }{
 	{"", nil},
 	{"string-connect-hex", map[string]string{"decimal.handling.mode": "string", "time.precision.mode": "connect", "binary.handling.mode": "hex",
-		"column.exclude.list": "public.kinds.code,public.full_ident.tag"}},
+		"column.exclude.list": "public.kinds.code,public.full_ident.tag", "hstore.handling.mode": "map"}},
 	{"double-micros-base64", map[string]string{"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds", "binary.handling.mode": "base64",
 		"tombstones.on.delete": "false", "skipped.operations": "t", "snapshot.mode": "no_data"}},
 }
