@@ -192,11 +192,13 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	}
 
 	// Drain: wait for the acks of what was produced, then flush what they
-	// made committable. On a failure the flush still stores the offsets of
-	// records acknowledged before it (never of unacknowledged ones).
+	// made committable. On a failure too (a record refused): the records
+	// produced before it are still acknowledged, and the flush stores the
+	// offsets of those before the failed one (never of unacknowledged
+	// ones, nor of any after it: invariant 1).
 	dctx, dcancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
 	defer dcancel()
-	if err := p.tracker.waitAtMost(dctx, 0); err != nil {
+	if err := p.tracker.drain(dctx); err != nil {
 		p.log.Warn().Int("in_flight", p.tracker.inFlight()).Msg("records still unacknowledged at shutdown; their offsets are not committed")
 	}
 	stopProduce()

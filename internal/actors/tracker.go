@@ -305,6 +305,15 @@ func (t *offsetTracker) waitAtMost(ctx context.Context, n int) error {
 	return t.waitFor(ctx, func() bool { return t.err != nil || t.inflight <= n })
 }
 
+// drain blocks until no record is in flight or ctx ends. Unlike
+// waitAtMost it does not return at a produce failure: a task that fails
+// still waits for the acknowledgements of the records it produced before,
+// so that they are in Kafka and their offsets committed, as Connect's
+// producer delivers what was sent before it closes.
+func (t *offsetTracker) drain(ctx context.Context) error {
+	return t.waitFor(ctx, func() bool { return t.inflight <= 0 })
+}
+
 // waitFor blocks until ready (called with t.mu held, after every ack or
 // release) returns true, or ctx ends.
 func (t *offsetTracker) waitFor(ctx context.Context, ready func() bool) error {

@@ -189,3 +189,32 @@ func TestAckedRecordLetsItsBytesGo(t *testing.T) {
 		t.Errorf("in flight %d, want 1", n)
 	}
 }
+
+// A produce failure does not end the drain: the records produced before it
+// are still waited for, so that they reach Kafka and their offsets commit.
+func TestTrackerDrainWaitsPastAFailure(t *testing.T) {
+	tr := newOffsetTracker()
+	part := map[string]any{"p": 0}
+	es := make([]pending, 2)
+	tr.addBatch([]*connectors.SourceRecord{trackerRecord(part, 1), trackerRecord(part, 2)}, func(i int) *pending { return &es[i] })
+	tr.ack(&es[1], errors.New("refused"))
+	done := make(chan error, 1)
+	go func() { done <- tr.drain(context.Background()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("drain returned (%v) with a record in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	tr.ack(&es[0], nil)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("drain did not return once nothing was in flight")
+	}
+	if got := tr.committable(); len(got) != 1 || got[0].Offset["seq"] != 1 {
+		t.Errorf("committable %v: the record before the failed one commits, nothing after", got)
+	}
+}
