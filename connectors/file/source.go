@@ -59,11 +59,12 @@ type SourceTask struct {
 	warned  bool
 	startAt int64 // committed position, applied when the file opens
 
-	// buf holds the pending bytes, buf[start:end]. It is allocated at the
-	// first read and released once the task has been idle for
-	// maxTailInterval with nothing pending: an idle task then holds no
-	// read buffer (2*readSize bytes each), and allocates one again only
-	// when its file has grown (released).
+	// buf holds the pending bytes, buf[start:end]. A file's is allocated
+	// only once the file holds bytes past pos, and released once the task
+	// has been idle for maxTailInterval with nothing pending: an idle task
+	// holds no read buffer (2*readSize bytes each), and allocates one
+	// again only when its file has grown (released, also set when the
+	// file is opened).
 	buf        []byte
 	start, end int
 	released   bool
@@ -204,6 +205,13 @@ func (t *SourceTask) openFile() (bool, error) {
 	t.file = f
 	t.pos = t.startAt
 	t.waiting = false
+	// No read buffer until the file holds bytes past the position: a task
+	// tailing an empty or fully read file, as most idle ones are, would
+	// otherwise allocate 2*readSize at its first look only to drop it a
+	// second later, and a worker starting hundreds of them at once would
+	// grow its heap by that much, which the Go runtime returns to the
+	// system only slowly.
+	t.released = true
 	if t.warned {
 		t.log.Info().Str("file", t.path).Msg("file appeared; reading it")
 	}

@@ -346,6 +346,46 @@ func TestSourceIdleBacksOffAndReleasesItsBuffer(t *testing.T) {
 	}
 }
 
+// A task whose file holds nothing past its position, empty or read up to the
+// committed offset, takes no read buffer before the first line arrives: a
+// worker starting hundreds of idle tasks would otherwise allocate 128 KiB
+// each (issue 13's idle memory). The line that arrives is read as before.
+func TestSourceAllocatesNoBufferBeforeTheFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.txt")
+	appendFile(t, empty, "")
+	read := filepath.Join(dir, "read.txt")
+	appendFile(t, read, "first\n")
+	readCtx := newLogContext(t)
+	if err := readCtx.Commit(&connectors.SourceRecord{Partition: map[string]any{"filename": read}, Offset: map[string]any{"position": 6}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path string
+		tc         *logContext
+		wantPos    int64
+	}{{"empty file", empty, newLogContext(t), 2}, {"file read to its committed position", read, readCtx, 8}} {
+		task := openSource(t, c.tc, map[string]string{"file": c.path, "topic": "t"})
+		if recs := poll(t, task, 300*time.Millisecond); len(recs) != 0 {
+			t.Fatalf("%s: %d records before any was written", c.name, len(recs))
+		}
+		if task.buf != nil {
+			t.Fatalf("%s: a read buffer of %d bytes before the first line", c.name, len(task.buf))
+		}
+		appendFile(t, c.path, "a\n")
+		var recs []*connectors.SourceRecord
+		for deadline := time.Now().Add(3 * time.Second); len(recs) == 0 && time.Now().Before(deadline); {
+			recs = poll(t, task, 200*time.Millisecond)
+		}
+		if strings.Join(values(recs), ",") != "a" {
+			t.Fatalf("%s: after the append %q, want [a]", c.name, values(recs))
+		}
+		if p := recs[0].Offset[PositionField]; p != c.wantPos {
+			t.Fatalf("%s: position after a: %v, want %d", c.name, p, c.wantPos)
+		}
+	}
+}
+
 // Once idle, a task whose Polls of a second follow one another, as the
 // runtime calls them, looks once per Poll on the wake-up that ends it: its
 // next look is then a whole wait away. (Looking a second after the look
