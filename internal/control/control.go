@@ -30,6 +30,11 @@ import (
 // (*state.ConfigLog).
 type ConfigStore interface {
 	Snapshot() state.Snapshot
+	// Connector is one connector of the snapshot, copied alone; false
+	// when it has no config.
+	Connector(name string) (*state.Connector, bool)
+	// Names are the connectors that have a config, in no order.
+	Names() []string
 	// Write writes a batch and returns once this worker's snapshot holds it.
 	Write(ctx context.Context, b *state.Batch) error
 	DeleteConnector(ctx context.Context, name string) error
@@ -238,8 +243,8 @@ func (c *Controller) lookup(name string) (*state.Connector, error) {
 	if !c.ready() {
 		return nil, notReady()
 	}
-	conn, ok := c.o.Configs.Snapshot().Connectors[name]
-	if !ok || conn == nil {
+	conn, ok := c.o.Configs.Connector(name)
+	if !ok {
 		return nil, notFound(name)
 	}
 	return conn, nil
@@ -250,13 +255,7 @@ func (c *Controller) Connectors() ([]string, error) {
 	if !c.ready() {
 		return nil, notReady()
 	}
-	snap := c.o.Configs.Snapshot()
-	names := make([]string, 0, len(snap.Connectors))
-	for n, conn := range snap.Connectors {
-		if conn != nil {
-			names = append(names, n)
-		}
-	}
+	names := c.o.Configs.Names()
 	sort.Strings(names)
 	return names, nil
 }

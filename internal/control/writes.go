@@ -43,8 +43,7 @@ func (c *Controller) onConnector(ctx context.Context, name string, write func(ct
 }
 
 func (c *Controller) exists(name string) (*state.Connector, bool) {
-	conn, ok := c.o.Configs.Snapshot().Connectors[name]
-	return conn, ok && conn != nil
+	return c.o.Configs.Connector(name)
 }
 
 func targetOf(s InitialState) state.TargetState {

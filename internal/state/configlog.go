@@ -147,20 +147,51 @@ func (c *ConfigLog) Snapshot() Snapshot {
 	defer c.mu.Unlock()
 	s := Snapshot{Offset: c.next, Connectors: make(map[string]*Connector, len(c.configs))}
 	for name, cfg := range c.configs {
-		conn := &Connector{Name: name, Config: maps.Clone(cfg), TargetState: TargetStarted}
-		if ts, ok := c.targets[name]; ok {
-			conn.TargetState = ts
-		}
-		conn.TaskCount = c.taskCounts[name]
-		if tasks := c.tasks[name]; tasks != nil {
-			conn.Tasks = make([]map[string]string, len(tasks))
-			for i, tc := range tasks {
-				conn.Tasks[i] = maps.Clone(tc)
-			}
-		}
-		s.Connectors[name] = conn
+		s.Connectors[name] = c.connectorLocked(name, cfg)
 	}
 	return s
+}
+
+// Connector is a deep copy of one connector as Snapshot has it, false when
+// it has no config. A request about one connector copies that connector
+// only: with Snapshot, GET /connectors?expand=status copied every
+// connector's config once per connector.
+func (c *ConfigLog) Connector(name string) (*Connector, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg, ok := c.configs[name]
+	if !ok {
+		return nil, false
+	}
+	return c.connectorLocked(name, cfg), true
+}
+
+// Names returns the names of the connectors that have a config, in no
+// order.
+func (c *ConfigLog) Names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.configs))
+	for name := range c.configs {
+		names = append(names, name)
+	}
+	return names
+}
+
+// connectorLocked copies connector name whose config is cfg; c.mu is held.
+func (c *ConfigLog) connectorLocked(name string, cfg map[string]string) *Connector {
+	conn := &Connector{Name: name, Config: maps.Clone(cfg), TargetState: TargetStarted}
+	if ts, ok := c.targets[name]; ok {
+		conn.TargetState = ts
+	}
+	conn.TaskCount = c.taskCounts[name]
+	if tasks := c.tasks[name]; tasks != nil {
+		conn.Tasks = make([]map[string]string, len(tasks))
+		for i, tc := range tasks {
+			conn.Tasks[i] = maps.Clone(tc)
+		}
+	}
+	return conn
 }
 
 func (c *ConfigLog) apply(r *kgo.Record) {

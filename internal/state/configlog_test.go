@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -437,5 +438,43 @@ func TestConfigLogTaskCountRecords(t *testing.T) {
 	}
 	if got := c.Snapshot().Connectors["gone"].TaskCount; got != 0 {
 		t.Fatalf("a re-created connector kept the task count %d of its deleted namesake", got)
+	}
+}
+
+// Connector and Names answer as Snapshot does, one connector at a time,
+// with copies the caller may change.
+func TestConfigLogConnectorIsOneOfTheSnapshot(t *testing.T) {
+	c := startConfigLog(t, newCluster(t), zerolog.Nop())
+	ctx := testCtx(t)
+	for _, err := range []error{
+		c.PutConnectorConfig(ctx, "a", map[string]string{"connector.class": "X", "k": "v"}),
+		c.PutTargetState(ctx, "a", TargetPaused),
+		c.PutTaskConfigs(ctx, "a", []map[string]string{{"t": "0"}, {"t": "1"}}),
+		c.PutConnectorConfig(ctx, "b", map[string]string{"connector.class": "Y"}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := c.Snapshot()
+	for _, name := range []string{"a", "b"} {
+		got, ok := c.Connector(name)
+		if !ok || !reflect.DeepEqual(got, snap.Connectors[name]) {
+			t.Errorf("Connector(%q) = %+v, %v; the snapshot has %+v", name, got, ok, snap.Connectors[name])
+		}
+	}
+	if _, ok := c.Connector("none"); ok {
+		t.Error("a connector without a config was found")
+	}
+	names := c.Names()
+	sort.Strings(names)
+	if !reflect.DeepEqual(names, []string{"a", "b"}) {
+		t.Errorf("Names() = %v", names)
+	}
+	got, _ := c.Connector("a")
+	got.Config["k"] = "changed"
+	got.Tasks[0]["t"] = "changed"
+	if again, _ := c.Connector("a"); again.Config["k"] != "v" || again.Tasks[0]["t"] != "0" {
+		t.Errorf("a change to a copy reached the log: %+v", again)
 	}
 }
