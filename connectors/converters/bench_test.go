@@ -100,3 +100,21 @@ func BenchmarkAppendJSONString(b *testing.B) {
 		buf = appendJSONString(buf[:0], s)
 	}
 }
+
+// BenchmarkJSONToConnectStringEnvelope reads what bench/connect's sink
+// scenario consumes: a 99-byte line as a STRING in Connect's envelope, the
+// shape of JsonConverter's output for a FileStreamSource line.
+func BenchmarkJSONToConnectStringEnvelope(b *testing.B) {
+	c := jsonConv(b, false, nil)
+	data, err := c.FromConnect("t", connectors.StringSchema, strings.Repeat("abcdefghi ", 10)[:99])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, _, err := c.ToConnect("t", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
