@@ -54,6 +54,8 @@ type JSONConverter struct {
 	// lastSchema is the envelope schema ToConnect read last, with its
 	// bytes: a topic's records usually all carry the same one.
 	lastSchema atomic.Pointer[rawSchema]
+	// lastFrom is the schema FromConnect rendered last, with its bytes.
+	lastFrom atomic.Pointer[rawSchema]
 
 	// sizeHint is the length of the last output, so that the next buffer
 	// is allocated once at about the right size.
@@ -74,6 +76,7 @@ func (c *JSONConverter) setCacheSize(n int) {
 	c.plans = newBoundedCache[*connectors.Schema, *structPlan](n)
 	c.lastPlan.Store(nil)
 	c.lastSchema.Store(nil)
+	c.lastFrom.Store(nil)
 }
 
 // structPlan is what writing a struct of one schema repeats for every
@@ -170,15 +173,24 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 }
 
 // schemaJSON renders s as Connect's JSON schema, cached by pointer.
+// The schema rendered last is checked first, without the cache's lock: a
+// task's records usually all share one schema.
 func (c *JSONConverter) schemaJSON(s *connectors.Schema) ([]byte, error) {
-	if b, ok := c.fromCache.get(s); ok {
-		return b, nil
+	if last := c.lastFrom.Load(); last != nil && last.schema == s {
+		return last.raw, nil
 	}
-	b, err := c.appendSchema(nil, s)
-	if err != nil {
-		return nil, err
+	b, ok := c.fromCache.get(s)
+	if !ok {
+		var err error
+		if b, err = c.appendSchema(nil, s); err != nil {
+			return nil, err
+		}
+		c.fromCache.put(s, b)
 	}
-	c.fromCache.put(s, b)
+	if c.fromCache.max > 0 {
+		// Without a cache (schemas.cache.size=0) every schema is rendered.
+		c.lastFrom.Store(&rawSchema{raw: b, schema: s})
+	}
 	return b, nil
 }
 
