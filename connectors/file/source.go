@@ -397,13 +397,10 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
-	*r = connectors.SourceRecord{
-		Partition:   t.partition,
-		Offset:      map[string]any{PositionField: pos},
-		Topic:       t.topic,
-		ValueSchema: connectors.StringSchema,
-		Value:       line,
-	}
+	// Field by field into the zeroed record: a composite literal would be
+	// built aside and copied in whole, write barriers and all.
+	r.Partition, r.Offset, r.Topic = t.partition, map[string]any{PositionField: pos}, t.topic
+	r.ValueSchema, r.Value = connectors.StringSchema, line
 	return r
 }
 
