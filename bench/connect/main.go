@@ -85,6 +85,8 @@ type options struct {
 	connectHeap           string
 	runTimeout            time.Duration
 	note                  string
+	systems               []string // in the order the first round runs them
+	pprof                 bool
 }
 
 var allScenarios = []string{"source", "sink", "parallel", "idle", "failover"}
@@ -115,6 +117,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.connectHeap, "connect-heap", "2G", "the Connect workers' -Xmx, as connect-distributed.sh sets it")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "how long one throughput run may take before the harness gives up")
 	fs.StringVar(&o.note, "note", "", "a paragraph for the results README, such as what else ran on the machine")
+	sys := fs.String("systems", strings.ToLower(connectName+","+sluiceName), "which systems to run, comma-separated: connect, sluice (one alone gives no ratios; for before/after runs of one system, which then skip the other's start, and Maven too without connect)")
+	fs.BoolVar(&o.pprof, "pprof", false, "start the Sluice workers with --pprof, so that `go tool pprof http://<worker>/debug/pprof/profile` profiles them while the scenarios run; the harness logs each worker's address")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -143,6 +147,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.idle, err = parseCounts(*idle); err != nil {
 		return o, fmt.Errorf("--idle: %w", err)
 	}
+	if o.systems, err = parseSystems(*sys); err != nil {
+		return o, fmt.Errorf("--systems: %w", err)
+	}
 	o.scenarios = nil
 	for _, s := range strings.Split(*scen, ",") {
 		s = strings.TrimSpace(s)
@@ -168,6 +175,26 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--connect-heap must be a JVM size such as 2G or 512m, not %q", o.connectHeap)
 	}
 	return o, nil
+}
+
+// parseSystems parses "sluice,connect" (any case) into the systems'
+// names, kept in the harness's own order whatever the flag's order.
+func parseSystems(s string) ([]string, error) {
+	want := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f != strings.ToLower(connectName) && f != strings.ToLower(sluiceName) {
+			return nil, fmt.Errorf("unknown system %q (known: connect, sluice)", f)
+		}
+		want[f] = true
+	}
+	var out []string
+	for _, sys := range systems {
+		if want[strings.ToLower(sys)] {
+			out = append(out, sys)
+		}
+	}
+	return out, nil
 }
 
 // parseCounts parses "100,500": positive, ascending counts.
@@ -249,10 +276,12 @@ func run(o options) (err error) {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/sluice: %w", err)
 	}
-	logf("resolving Kafka Connect's jars with Maven (bench/connect/pom.xml)")
-	cpFile, kafkaVersion, err := connectClasspath(ctx, repo, o.workDir)
-	if err != nil {
-		return err
+	var cpFile, kafkaVersion string
+	if slices.Contains(o.systems, connectName) {
+		logf("resolving Kafka Connect's jars with Maven (bench/connect/pom.xml)")
+		if cpFile, kafkaVersion, err = connectClasspath(ctx, repo, o.workDir); err != nil {
+			return err
+		}
 	}
 	logf("starting Apache Kafka")
 	b, err := startBroker(ctx, repo, filepath.Join(o.workDir, "kafka"))
@@ -260,9 +289,16 @@ func run(o options) (err error) {
 		return err
 	}
 	defer b.Stop()
+	if kafkaVersion == "" {
+		// Without Connect, the version the report names is the broker's,
+		// from the classpath kafka.sh resolved.
+		if kafkaVersion, err = brokerVersion(repo); err != nil {
+			return err
+		}
+	}
 
 	h := &harness{opts: o, ctx: ctx, broker: b, res: newResults(o), log: logf,
-		launch: &launcher{ctx: ctx, bootstrap: b.Bootstrap, connectCP: cpFile, connectHeap: o.connectHeap, sluiceBin: bin, runDir: o.workDir}}
+		launch: &launcher{ctx: ctx, bootstrap: b.Bootstrap, connectCP: cpFile, connectHeap: o.connectHeap, sluiceBin: bin, runDir: o.workDir, pprof: o.pprof}}
 	h.empty = filepath.Join(o.workDir, "data", "empty.txt")
 	if err := os.MkdirAll(filepath.Dir(h.empty), 0o755); err != nil {
 		return err
@@ -281,6 +317,9 @@ func run(o options) (err error) {
 			"the machine also runs whatever else was running (see the ADR on noise)."}
 		if o.note != "" {
 			notes = append(notes, o.note)
+		}
+		if len(o.systems) < len(systems) {
+			notes = append(notes, fmt.Sprintf("Only %s ran (`--systems`): this run has no ratios.", strings.Join(o.systems, " and ")))
 		}
 		if o.smoke {
 			notes = append(notes, "**Smoke run: tiny sizes that prove the harness works; the figures mean little.**")
@@ -328,6 +367,21 @@ func connectClasspath(ctx context.Context, repo, workDir string) (string, string
 		return "", "", fmt.Errorf("%s names no connect-runtime jar", cp)
 	}
 	return cp, m[1], nil
+}
+
+// brokerVersion is the Kafka version of the jars test/kafka/kafka.sh
+// runs the broker from.
+func brokerVersion(repo string) (string, error) {
+	cp := filepath.Join(repo, "test/.kafka/classpath.txt")
+	b, err := os.ReadFile(cp)
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`kafka_[0-9.]+-([0-9][^/:]*)\.jar`).FindStringSubmatch(string(b))
+	if m == nil {
+		return "", fmt.Errorf("%s names no kafka_<scala>-<version>.jar", cp)
+	}
+	return m[1], nil
 }
 
 // runScenarios runs the chosen scenarios in order, calling report after

@@ -222,3 +222,41 @@ func TestGroupLeaderIsTheLastOneEachSystemLogged(t *testing.T) {
 		t.Error("a log without a leader gave one")
 	}
 }
+
+func TestSystemsFlagKeepsTheHarnessOrderAndRefusesUnknownNames(t *testing.T) {
+	o, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(o.systems, ",") != connectName+","+sluiceName {
+		t.Errorf("default systems = %v, want both, Connect first", o.systems)
+	}
+	o, err = parseOptions([]string{"--systems", "Sluice"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{opts: o}
+	for r := range 2 {
+		if got := h.order(r); len(got) != 1 || got[0] != sluiceName {
+			t.Errorf("--systems sluice, round %d runs %v", r, got)
+		}
+	}
+	o, err = parseOptions([]string{"--systems", "sluice, connect"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = &harness{opts: o}
+	if a, b := strings.Join(h.order(0), ","), strings.Join(h.order(1), ","); a != connectName+","+sluiceName || b != sluiceName+","+connectName {
+		t.Errorf("rounds run %s then %s: the order must flip from Connect first", a, b)
+	}
+	if _, err := parseOptions([]string{"--systems", "sluice,flink"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--systems") {
+		t.Errorf("an unknown system: error %v does not name --systems", err)
+	}
+	h.opts.systems = []string{sluiceName}
+	h.opts.failoverDefaultRounds = 3
+	for _, v := range h.failoverVariants() {
+		if v.system != sluiceName {
+			t.Errorf("--systems sluice runs the failover variant %s of %s", v.key, v.system)
+		}
+	}
+}

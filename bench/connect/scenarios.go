@@ -31,11 +31,12 @@ type harness struct {
 // order is the systems in round r's order: it flips every round, so that
 // neither system always runs on a machine the other has just warmed (page
 // cache, broker's heap) or left busy (garbage, compaction).
-func order(r int) []string {
-	if r%2 == 0 {
-		return systems
+func (h *harness) order(r int) []string {
+	out := slices.Clone(h.opts.systems)
+	if r%2 == 1 {
+		slices.Reverse(out)
 	}
-	return []string{systems[1], systems[0]}
+	return out
 }
 
 // throughputScenario is one of the three record-moving scenarios.
@@ -91,7 +92,7 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 			w.proc.Stop(60 * time.Second)
 		}
 	}()
-	for _, sys := range systems {
+	for _, sys := range h.opts.systems {
 		w, _, err := h.launch.startHealthy(sys, "bench-"+strings.ToLower(sys), "main-"+strings.ToLower(sys), nil, "")
 		if err != nil {
 			return err
@@ -100,7 +101,7 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 	}
 	for _, sc := range which {
 		if h.opts.warmup {
-			for _, sys := range systems {
+			for _, sys := range h.opts.systems {
 				m, err := sc.run(h, h.workers[sys], h.warm, "warm")
 				if err != nil {
 					return fmt.Errorf("%s warm-up on %s: %w", sc.key, sys, err)
@@ -109,7 +110,7 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 			}
 		}
 		for r := range h.opts.rounds {
-			for _, sys := range order(r) {
+			for _, sys := range h.order(r) {
 				m, err := sc.run(h, h.workers[sys], h.data, fmt.Sprint(r))
 				if err != nil {
 					return fmt.Errorf("%s round %d on %s: %w", sc.key, r+1, sys, err)
@@ -261,7 +262,7 @@ func (h *harness) runIdle() error {
 		return err
 	}
 	for r := range h.opts.rounds {
-		for _, sys := range order(r) {
+		for _, sys := range h.order(r) {
 			if err := h.idleRound(sys, r); err != nil {
 				return fmt.Errorf("idle round %d on %s: %w", r+1, sys, err)
 			}
@@ -365,7 +366,7 @@ func (h *harness) failoverVariants() []failoverVariant {
 	if h.opts.failoverDefaultRounds > 0 {
 		vs = append(vs, failoverVariant{"failover-defaults", connectName, nil, h.opts.failoverDefaultRounds})
 	}
-	return vs
+	return slices.DeleteFunc(vs, func(v failoverVariant) bool { return !slices.Contains(h.opts.systems, v.system) })
 }
 
 // runFailover: per round and variant, a fresh cluster of three workers

@@ -34,6 +34,7 @@ type launcher struct {
 	connectHeap string // -Xmx of every Connect worker
 	sluiceBin   string
 	runDir      string
+	pprof       bool // Sluice workers serve /debug/pprof/ (--pprof)
 }
 
 // worker is one running worker process and its REST API.
@@ -127,6 +128,9 @@ func (l *launcher) start(system, group, name string, extra map[string]string, jo
 		if join != "" {
 			argv = append(argv, "--join", join)
 		}
+		if l.pprof {
+			argv = append(argv, "--pprof")
+		}
 		// No SLUICE_* setting from the caller's environment may change
 		// the worker the harness measures.
 		env = []string{"SLUICE_PROP="}
@@ -153,6 +157,9 @@ func (l *launcher) startHealthy(system, group, name string, extra map[string]str
 		}
 		up, err := w.waitHealthy(3 * time.Minute)
 		if err == nil {
+			if l.pprof && system == sluiceName {
+				fmt.Fprintf(os.Stderr, "%s: profiles at %s/debug/pprof/\n", w.proc.Name, w.base)
+			}
 			return w, up, nil
 		}
 		w.proc.Stop(60 * time.Second)

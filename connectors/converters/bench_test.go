@@ -52,8 +52,13 @@ func BenchmarkEncodingJSONStructBaseline(b *testing.B) {
 }
 
 func BenchmarkJSONToConnectStruct(b *testing.B) {
+	benchJSONToConnect(b, datagenSchema, datagenValue)
+}
+
+// benchJSONToConnect reads, with schemas, what FromConnect writes of value.
+func benchJSONToConnect(b *testing.B, schema *connectors.Schema, value any) {
 	c := jsonConv(b, false, nil)
-	data, err := c.FromConnect("t", datagenSchema, datagenValue)
+	data, err := c.FromConnect("t", schema, value)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,4 +104,11 @@ func BenchmarkAppendJSONString(b *testing.B) {
 	for b.Loop() {
 		buf = appendJSONString(buf[:0], s)
 	}
+}
+
+// BenchmarkJSONToConnectStringEnvelope reads what bench/connect's sink
+// scenario consumes: a 99-byte line as a STRING in Connect's envelope, the
+// shape of JsonConverter's output for a FileStreamSource line.
+func BenchmarkJSONToConnectStringEnvelope(b *testing.B) {
+	benchJSONToConnect(b, connectors.StringSchema, strings.Repeat("abcdefghi ", 10)[:99])
 }

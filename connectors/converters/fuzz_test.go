@@ -63,6 +63,13 @@ func FuzzJSONToConnect(f *testing.F) {
 		for _, c := range []*JSONConverter{withSchemas, numeric, plain} {
 			roundTrip(t, c, data)
 		}
+		for _, c := range []*JSONConverter{withSchemas, numeric} {
+			s, v, err := c.ToConnect("t", data)
+			ws, wv, werr := anyOrder(c, data)
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() || !schemaEqual(s, ws) || !looseEqual(v, wv) {
+				t.Fatalf("%q read as %+v %#v (%v), by the general walk as %+v %#v (%v)", data, s, v, err, ws, wv, werr)
+			}
+		}
 		differential(t, plain, data)
 		// Slowness is a bug too: records arrive by the million.
 		if d := time.Since(start); d > time.Second {

@@ -51,6 +51,11 @@ type JSONConverter struct {
 	// for every value.
 	plans    *boundedCache[*connectors.Schema, *structPlan]
 	lastPlan atomic.Pointer[structPlan]
+	// lastSchema is the envelope schema ToConnect read last, with its
+	// bytes: a topic's records usually all carry the same one.
+	lastSchema atomic.Pointer[rawSchema]
+	// lastFrom is the schema FromConnect rendered last, with its bytes.
+	lastFrom atomic.Pointer[rawSchema]
 
 	// sizeHint is the length of the last output, so that the next buffer
 	// is allocated once at about the right size.
@@ -70,6 +75,8 @@ func (c *JSONConverter) setCacheSize(n int) {
 	c.toCache = newBoundedCache[string, *connectors.Schema](n)
 	c.plans = newBoundedCache[*connectors.Schema, *structPlan](n)
 	c.lastPlan.Store(nil)
+	c.lastSchema.Store(nil)
+	c.lastFrom.Store(nil)
 }
 
 // structPlan is what writing a struct of one schema repeats for every
@@ -173,15 +180,24 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 }
 
 // schemaJSON renders s as Connect's JSON schema, cached by pointer.
+// The schema rendered last is checked first, without the cache's lock: a
+// task's records usually all share one schema.
 func (c *JSONConverter) schemaJSON(s *connectors.Schema) ([]byte, error) {
-	if b, ok := c.fromCache.get(s); ok {
-		return b, nil
+	if last := c.lastFrom.Load(); last != nil && last.schema == s {
+		return last.raw, nil
 	}
-	b, err := c.appendSchema(nil, s)
-	if err != nil {
-		return nil, err
+	b, ok := c.fromCache.get(s)
+	if !ok {
+		var err error
+		if b, err = c.appendSchema(nil, s); err != nil {
+			return nil, err
+		}
+		c.fromCache.put(s, b)
 	}
-	c.fromCache.put(s, b)
+	if c.fromCache.max > 0 {
+		// Without a cache (schemas.cache.size=0) every schema is rendered.
+		c.lastFrom.Store(&rawSchema{raw: b, schema: s})
+	}
 	return b, nil
 }
 
@@ -678,13 +694,12 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 // multi-byte (or invalid) UTF-8 sequence: the "has a byte less than n" and
 // "has a zero byte" tricks, where a borrow can only mark bytes above a byte
 // that really matches, so the test errs neither way.
-func jsonPlainWords(s string) int {
+func jsonPlainWords[T string | []byte](s T) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		control := x - 0x20*ones
 		quote := x ^ '"'*ones
 		backslash := x ^ '\\'*ones

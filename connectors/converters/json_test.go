@@ -523,6 +523,73 @@ func TestJSONSchemaCache(t *testing.T) {
 	if s1 != s2 {
 		t.Error("the same schema bytes gave two *Schema")
 	}
+	// Without a cache every envelope's schema is parsed anew, the last
+	// one read included.
+	o1, _, err := off.ToConnect("t", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o2, _, _ := off.ToConnect("t", in); o1 == o2 {
+		t.Error("schemas.cache.size=0, yet the same schema bytes gave one *Schema twice")
+	}
+}
+
+// TestJSONEnvelopeInOrderAgreesWithAnyOrder: the one-pass reading of an
+// envelope in JsonConverter's own order must give what the general walk
+// gives, errors included, the first time a schema is read and again when
+// its bytes are the last schema's.
+func TestJSONEnvelopeInOrderAgreesWithAnyOrder(t *testing.T) {
+	inputs := append([]string{
+		`{"schema":{"type":"string","optional":false},"payload":"line"}`,
+		` { "schema" : {"type":"string"} , "payload" : "a\"b\u00e9" } `,
+		`{"schema":{"type":"string"},"payload":"x","payload":"y"}`,
+		`{"schema":{"type":"string"},"payload":"x","extra":1}`,
+		`{"schema":{"type":"string"},"payload":"x"`,
+		`{"schema":{"type":"string"},"payload":"x"} 1`,
+		`{"schema":{"type":"string"},"payload":"x"}}`,
+		`{"schema":{"type":"int32"},"payload":"x"}`,
+		`{"schema":{"type":"int32"},"payload":7,"schema":{"type":"string"}}`,
+		`{"schema":{"type":"strin"},"payload":"x"}`,
+		`{"schema":{"type":"string"}}`,
+		`{"schema":{"type":"string"},"payload":}`,
+		`{"schema":{"type":"string"} ,"payload":"x"}`,
+		`{"schema":{"type":"string"}x,"payload":"x"}`,
+		`{"schema":{"type":"string"},"payload":"x"}`,
+		`{"schema":{"type":"int64"},"payload":12}`,
+		`{"schema":{"type":"int64"},"payload":123}`,
+		`{"schema":null,"payload":{"a":1}}`,
+		`{"schema":1,"payload":1}`,
+		`{"schema":12,"payload":1}`,
+		`{"\u0073chema":{"type":"string"},"payload":"escaped key"}`,
+	}, fuzzSeeds...)
+	for _, in := range inputs {
+		c := jsonConv(t, false, nil)
+		for pass := range 2 {
+			s, v, err := c.ToConnect("t", []byte(in))
+			ws, wv, werr := anyOrder(c, []byte(in))
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Errorf("%q, pass %d: error %v, the general walk's %v", in, pass, err, werr)
+				continue
+			}
+			if !schemaEqual(s, ws) || !connectEqual(v, wv) {
+				t.Errorf("%q, pass %d: %+v %#v, the general walk's %+v %#v", in, pass, s, v, ws, wv)
+			}
+		}
+	}
+}
+
+// anyOrder is ToConnect with schemas as it reads an envelope without the
+// one-pass reading.
+func anyOrder(c *JSONConverter, data []byte) (*connectors.Schema, any, error) {
+	d := decoder{c: c, data: data}
+	if d.peek() != '{' {
+		return c.ToConnect("t", data)
+	}
+	s, v, err := d.envelopeAnyOrder()
+	if err != nil {
+		return nil, nil, dataErr("JsonConverter", err)
+	}
+	return s, v, nil
 }
 
 // TestJSONConcurrent runs conversions from many goroutines, for -race.

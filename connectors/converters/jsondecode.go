@@ -1,6 +1,7 @@
 package converters
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math"
@@ -74,6 +75,105 @@ func (d *decoder) envelope() (*connectors.Schema, any, error) {
 		}
 		return nil, nil, errorf("%s", envelopeMsg)
 	}
+	start := d.pos
+	if schema, v, ok := d.envelopeInOrder(); ok {
+		return schema, v, nil
+	}
+	// Anything else, an error included, is read again by the general
+	// walk, so that every outcome other than the common one's is exactly
+	// what it gives.
+	d.pos, d.depth = start, 0
+	return d.envelopeAnyOrder()
+}
+
+// envelopeInOrder reads the envelope in the order JsonConverter writes it,
+// {"schema":...,"payload":...}, in one pass: the payload is decoded where it
+// stands rather than skipped first and decoded after, and a schema whose
+// bytes equal the last one read is not parsed again. It reports false for
+// anything else (other members or order, a schema or payload that does not
+// read), which envelopeAnyOrder then reads from the start.
+func (d *decoder) envelopeInOrder() (*connectors.Schema, any, bool) {
+	if d.enter() != nil {
+		return nil, nil, false
+	}
+	d.pos++
+	if key, err := d.member(); err != nil || string(key) != "schema" {
+		return nil, nil, false
+	}
+	schema, ok := d.envelopeSchema()
+	if !ok || d.peek() != ',' {
+		return nil, nil, false
+	}
+	d.pos++
+	if key, err := d.member(); err != nil || string(key) != "payload" {
+		return nil, nil, false
+	}
+	v, err := d.value(schema)
+	if err != nil || d.peek() != '}' {
+		return nil, nil, false
+	}
+	d.pos++
+	d.depth--
+	if d.end() != nil {
+		return nil, nil, false
+	}
+	return schema, v, true
+}
+
+// member reads an object member's key and its colon, leaving the position
+// at its value.
+func (d *decoder) member() ([]byte, error) {
+	if d.peek() != '"' {
+		return nil, d.unexpected()
+	}
+	key, err := d.str()
+	if err != nil {
+		return nil, err
+	}
+	if d.peek() != ':' {
+		return nil, d.unexpected()
+	}
+	d.pos++
+	d.ws()
+	return key, nil
+}
+
+// envelopeSchema reads the schema at the position as cachedSchema does.
+// Bytes equal to the last schema object read are that schema without
+// parsing or a cache look-up: a JSON object ends at its closing brace, so
+// equal bytes are the same complete value.
+func (d *decoder) envelopeSchema() (*connectors.Schema, bool) {
+	if last := d.c.lastSchema.Load(); last != nil && bytes.HasPrefix(d.data[d.pos:], last.raw) {
+		d.pos += len(last.raw)
+		return last.schema, true
+	}
+	start := d.pos
+	if d.skip() != nil {
+		return nil, false
+	}
+	raw := d.data[start:d.pos]
+	schema, err := d.c.cachedSchema(raw)
+	if err != nil {
+		return nil, false
+	}
+	// Only objects: another value's bytes could be the start of a longer
+	// one (a number). Only with a cache: schemas.cache.size=0 asks for
+	// every schema to be parsed.
+	if raw[0] == '{' && d.c.toCache.max > 0 {
+		d.c.lastSchema.Store(&rawSchema{raw: bytes.Clone(raw), schema: schema})
+	}
+	return schema, true
+}
+
+// rawSchema is a schema with the bytes it was read from.
+type rawSchema struct {
+	raw    []byte
+	schema *connectors.Schema
+}
+
+// envelopeAnyOrder reads an envelope whose members come in any order,
+// checking them all before it decodes the payload.
+func (d *decoder) envelopeAnyOrder() (*connectors.Schema, any, error) {
 	var schemaAt, payloadAt span
 	var haveSchema, havePayload, extra bool
 	err := d.object(func(key []byte) error {
@@ -346,6 +446,8 @@ func (d *decoder) str() ([]byte, error) {
 	}
 	d.pos++
 	start := d.pos
+	// Eight bytes at a time up to the first that needs a look of its own.
+	d.pos += jsonPlainWords(d.data[d.pos:])
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {

@@ -47,6 +47,8 @@ type SourceTask struct {
 	path      string // empty: stdin
 	topic     string
 	batchSize int
+	slab      []connectors.SourceRecord // the rest of this poll's last slab
+	slabNext  int                       // the size of the last slab
 	partition map[string]any
 
 	// stdin is what an empty path reads; tests replace it.
@@ -361,6 +363,9 @@ func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Du
 // never blocks.
 func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 	var recs []*connectors.SourceRecord
+	// A slab's unused rest is not kept between polls: an idle task holds
+	// no records' memory.
+	defer func() { t.slab, t.slabNext = nil, 0 }()
 	for len(recs) < t.batchSize {
 		if line, ok := t.nextLine(); ok {
 			recs = append(recs, t.record(line))
@@ -389,14 +394,27 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	if t.path != "" {
 		pos = t.pos
 	}
-	return &connectors.SourceRecord{
-		Partition:   t.partition,
-		Offset:      map[string]any{PositionField: pos},
-		Topic:       t.topic,
-		ValueSchema: connectors.StringSchema,
-		Value:       line,
+	// Records are carved from slabs, one allocation for many rather than
+	// one each: a record is handed over for good, so a slab is never
+	// reused, only dropped once none of its records is referenced. Slabs
+	// double within a poll, from a few records up to recordSlab, so that
+	// a poll of one line allocates little and one of thousands few times.
+	if len(t.slab) == 0 {
+		t.slabNext = min(max(2*t.slabNext, 8), recordSlab)
+		t.slab = make([]connectors.SourceRecord, t.slabNext)
 	}
+	r := &t.slab[0]
+	t.slab = t.slab[1:]
+	// Field by field into the zeroed record: a composite literal would be
+	// built aside and copied in whole, write barriers and all.
+	r.Partition, r.Offset, r.Topic = t.partition, map[string]any{PositionField: pos}, t.topic
+	r.ValueSchema, r.Value = connectors.StringSchema, line
+	return r
 }
+
+// recordSlab is the most records one slab holds, so that a slab kept alive
+// by one unacknowledged record holds little else.
+const recordSlab = 256
 
 // nextLine cuts the next line off the pending bytes the way Connect's
 // FileStreamSourceTask does: a line ends at \n, \r\n or \r, and a \r that is

@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -519,5 +520,36 @@ func TestSourceIdleLookAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a look at an idle file allocated %.1f times, want 0", allocs)
+	}
+}
+
+// TestSourceRecordsOfEarlierPollsStayIntact: records share slabs of memory,
+// and a record handed over must keep its line and offset whatever later
+// polls return, as the runtime holds it until Kafka acknowledged it.
+func TestSourceRecordsOfEarlierPollsStayIntact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	var b strings.Builder
+	const lines = 3000
+	for i := range lines {
+		fmt.Fprintf(&b, "line-%d\n", i)
+	}
+	appendFile(t, path, b.String())
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t", "batch.size": "700"})
+	var all []*connectors.SourceRecord
+	for deadline := time.Now().Add(5 * time.Second); len(all) < lines && time.Now().Before(deadline); {
+		all = append(all, poll(t, task, 200*time.Millisecond)...)
+	}
+	if len(all) != lines {
+		t.Fatalf("got %d lines, want %d", len(all), lines)
+	}
+	end := int64(0)
+	for i, r := range all {
+		end += int64(len(fmt.Sprintf("line-%d\n", i)))
+		if r.Value != fmt.Sprintf("line-%d", i) || r.Offset[PositionField] != end {
+			t.Fatalf("record %d reads %q at %v, want line-%d at %d", i, r.Value, r.Offset[PositionField], i, end)
+		}
+		if i > 0 && r == all[i-1] {
+			t.Fatalf("records %d and %d are one record", i-1, i)
+		}
 	}
 }

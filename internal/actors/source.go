@@ -479,7 +479,11 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord, kr *kgo.Record) e
 	if err != nil {
 		return &stageError{stage: stageHeaderConverter, err: err}
 	}
-	*kr = kgo.Record{Topic: rec.Topic, Key: k, Value: v, Headers: h, Timestamp: rec.Timestamp, Partition: -1}
+	// Field by field: a composite literal of kgo.Record would be built
+	// aside and copied in whole, write barriers and all. kr is a fresh
+	// slab entry (sendBatch) that only this function fills, so the
+	// fields it does not name are zero.
+	kr.Topic, kr.Key, kr.Value, kr.Headers, kr.Timestamp, kr.Partition = rec.Topic, k, v, h, rec.Timestamp, -1
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
 	}
