@@ -170,10 +170,11 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 		c.sizeHint.Store(n)
 	}
 	if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
-		// The value outgrew the hint and append doubled the buffer: the
-		// bytes live until Kafka acknowledges the record, a window
-		// buffer.memory bounds by their length, so a buffer twice their
-		// size would hold up to twice the memory the operator allowed.
+		// The value outgrew the hint (append doubled the buffer) or is
+		// far smaller than it: the bytes live until Kafka acknowledges
+		// the record, in a window buffer.memory bounds by their length,
+		// so a buffer twice their size would hold up to twice the memory
+		// the operator allowed.
 		b = append(make([]byte, 0, len(b)), b...)
 	}
 	return b, nil
