@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Kinds of task, as TaskRate.Kind and the kind label say.
@@ -22,6 +25,9 @@ type Task struct {
 	task      int
 	kind      string
 	started   time.Time
+	// labels are the task's connector and task label pairs, made at its
+	// first scrape (labelPairs) and shared by its samples from then on.
+	labels atomic.Pointer[[]*dto.LabelPair]
 
 	// Source: records returned by poll, records acknowledged by Kafka, and
 	// polled records that will not be (failed, dropped by a transform,
@@ -75,6 +81,21 @@ type taskErrors struct {
 	recordErrors, recordFailures, recordsSkipped, errorsLogged atomic.Int64
 	dlqRequests, dlqFailures, retries                          atomic.Int64
 	lastErrorMillis                                            atomic.Int64
+}
+
+// Label names of the per-task metrics (taskLabels), in the sorted order
+// label pairs must have.
+var connectorLabelName, taskLabelName = "connector", "task"
+
+// labelPairs are the task's label pairs, the same slice at every scrape.
+func (t *Task) labelPairs() []*dto.LabelPair {
+	if p := t.labels.Load(); p != nil {
+		return *p
+	}
+	task := strconv.Itoa(t.task)
+	pairs := []*dto.LabelPair{{Name: &connectorLabelName, Value: &t.connector}, {Name: &taskLabelName, Value: &task}}
+	t.labels.CompareAndSwap(nil, &pairs)
+	return *t.labels.Load()
 }
 
 func newTask(connector string, task int, kind string, now time.Time, errs *taskErrors) *Task {
