@@ -30,6 +30,8 @@ var (
 		"comma-separated counts of idle FileStreamSource connectors of the idle-worker benchmark")
 	flagIdleWindow = flag.Duration("bench.idle-window", 10*time.Second,
 		"how long the idle-worker benchmark measures CPU, after the warm-up")
+	flagIdleScrape = flag.Duration("bench.idle-scrape", 0,
+		"when positive, GET /metrics at this interval through the warm-up and the window, as Prometheus would (a scraped worker holds more)")
 )
 
 // idleWarmUp is how long the worker sits with its connectors RUNNING before
@@ -120,12 +122,37 @@ type idleWorkerRun struct {
 	start       time.Duration // from the first POST until all k RUNNING
 }
 
-// idleTiming is how long a run lets the worker settle and then measures it.
-type idleTiming struct{ warmUp, window time.Duration }
+// idleTiming is how long a run lets the worker settle and then measures
+// it, and how often /metrics is scraped meanwhile (0: never).
+type idleTiming struct{ warmUp, window, scrape time.Duration }
 
-// measureIdle waits out the warm-up, then samples the process over the window.
+// measureIdle waits out the warm-up, then samples the process over the
+// window, scraping /metrics every tm.scrape through both.
 func measureIdle(tb testing.TB, w *foWorker, tm idleTiming) idleFigures {
 	tb.Helper()
+	if tm.scrape > 0 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tick := time.NewTicker(tm.scrape)
+			defer tick.Stop()
+			for {
+				// The whole exposition, read and dropped, as a scraper
+				// reads it.
+				if code, _, err := foGet("http://" + w.rest + "/metrics"); err != nil || code != http.StatusOK {
+					tb.Errorf("GET /metrics: %d %v", code, err)
+					return
+				}
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+	}
 	time.Sleep(tm.warmUp)
 	a, err := readProc(w.Pid())
 	if err != nil {
@@ -283,7 +310,7 @@ func BenchmarkIdleWorker(b *testing.B) {
 	}
 	for _, k := range counts {
 		b.Run("connectors="+strconv.Itoa(k), func(b *testing.B) {
-			tm := idleTiming{warmUp: idleWarmUp, window: *flagIdleWindow}
+			tm := idleTiming{warmUp: idleWarmUp, window: *flagIdleWindow, scrape: *flagIdleScrape}
 			runs := loopRuns(b, func(int) (idleWorkerRun, error) { return runIdleWorker(b, k, tm), nil })
 			med := func(f func(r idleWorkerRun) float64) float64 {
 				v := make([]float64, len(runs))
@@ -323,7 +350,7 @@ func idleWorkerTable(runs []idleWorkerRun) string {
 // working: the process must be found in /proc, and each connector must have
 // added its task's goroutine.
 func TestIdleWorkerBenchSmoke(t *testing.T) {
-	r := runIdleWorker(t, 3, idleTiming{warmUp: 200 * time.Millisecond, window: 500 * time.Millisecond})
+	r := runIdleWorker(t, 3, idleTiming{warmUp: 200 * time.Millisecond, window: 500 * time.Millisecond, scrape: 100 * time.Millisecond})
 	if r.full.rss == 0 || r.empty.rss == 0 || r.full.cpuPct < 0 || r.empty.liveHeap <= 0 || r.full.liveHeap <= 0 {
 		t.Fatalf("implausible figures: %+v", r)
 	}
