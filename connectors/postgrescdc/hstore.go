@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf16"
 
@@ -154,20 +155,26 @@ func hstoreJSON(pairs []hstorePair) string {
 func javaHashMapOrder(pairs []hstorePair) []hstorePair {
 	hashes := make([]uint32, len(pairs))
 	capacity := uint32(16)
+	counts := make([]int, capacity) // keys per bucket at this capacity
+	// resize doubles the table and counts the first n keys' buckets
+	// again, as a HashMap's resize splits each bucket in two.
+	resize := func(n int) {
+		capacity *= 2
+		counts = make([]int, capacity)
+		for _, h := range hashes[:n] {
+			counts[h&(capacity-1)]++
+		}
+	}
 	for i, p := range pairs {
 		h := javaStringHash(p.key)
 		hashes[i] = h ^ h>>16
-		inBucket := 0
-		for _, prev := range hashes[:i] {
-			if prev&(capacity-1) == hashes[i]&(capacity-1) {
-				inBucket++
-			}
-		}
-		if inBucket >= 8 && capacity < 64 {
-			capacity *= 2
+		treeify := counts[hashes[i]&(capacity-1)] >= 8
+		counts[hashes[i]&(capacity-1)]++
+		if treeify && capacity < 64 {
+			resize(i + 1)
 		}
 		if uint32(i+1) > capacity/4*3 {
-			capacity *= 2
+			resize(i + 1)
 		}
 	}
 	order := make([]int, len(pairs))
@@ -175,21 +182,14 @@ func javaHashMapOrder(pairs []hstorePair) []hstorePair {
 		order[i] = i
 	}
 	// Stable: within a bucket, the put order.
-	sortStableBy(order, func(i int) uint32 { return hashes[i] & (capacity - 1) })
+	sort.SliceStable(order, func(a, b int) bool {
+		return hashes[order[a]]&(capacity-1) < hashes[order[b]]&(capacity-1)
+	})
 	out := make([]hstorePair, len(pairs))
 	for i, j := range order {
 		out[i] = pairs[j]
 	}
 	return out
-}
-
-func sortStableBy(idx []int, key func(int) uint32) {
-	// Insertion sort: an hstore has few pairs, and it is stable.
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && key(idx[j]) < key(idx[j-1]); j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
 }
 
 // javaStringHash is java.lang.String.hashCode: s*31 over its UTF-16 code

@@ -101,3 +101,37 @@ func TestHstoreConverters(t *testing.T) {
 		t.Errorf("map schema %+v", c.schema)
 	}
 }
+
+// A large hstore is ordered in n log n: its buckets ascend, each in put
+// order, over a table of the smallest power of two above n/0.75.
+func TestJavaHashMapOrderOfALargeHstore(t *testing.T) {
+	n := 50_000
+	pairs := make([]hstorePair, n)
+	for i := range pairs {
+		pairs[i] = hstorePair{key: "k" + strconv.Itoa(i), value: strconv.Itoa(i)}
+	}
+	out := javaHashMapOrder(pairs)
+	capacity := uint32(16)
+	for uint32(n) > capacity/4*3 {
+		capacity *= 2
+	}
+	bucket := func(p hstorePair) uint32 { h := javaStringHash(p.key); return (h ^ h>>16) & (capacity - 1) }
+	for i := 1; i < n; i++ {
+		a, b := out[i-1], out[i]
+		if bucket(a) > bucket(b) {
+			t.Fatalf("bucket order broken at %d: %s (%d) before %s (%d)", i, a.key, bucket(a), b.key, bucket(b))
+		}
+		if bucket(a) == bucket(b) && seqOf(t, a.value) > seqOf(t, b.value) {
+			t.Fatalf("put order broken within bucket %d: %s before %s", bucket(a), a.key, b.key)
+		}
+	}
+}
+
+func seqOf(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
