@@ -65,20 +65,12 @@ func parseHstore(t string) ([]hstorePair, error) {
 	// token reads a quoted or unquoted string; quoted says which.
 	token := func() (s string, quoted bool, err error) {
 		if i < len(t) && t[i] == '"' {
-			var b strings.Builder
-			i++
-			for i < len(t) && t[i] != '"' {
-				if t[i] == '\\' && i+1 < len(t) {
-					i++
-				}
-				b.WriteByte(t[i])
-				i++
-			}
-			if i >= len(t) {
+			s, next, ok := unquote(t, i)
+			if !ok {
 				return "", true, fmt.Errorf("hstore %q: unterminated quoted string", t)
 			}
-			i++
-			return b.String(), true, nil
+			i = next
+			return s, true, nil
 		}
 		start := i
 		for i < len(t) && t[i] != '=' && t[i] != ',' && t[i] != ' ' {

@@ -724,6 +724,21 @@ func arrayConverter(elem *converter, optionalElems bool) *converter {
 	}}
 }
 
+// unquote reads the double-quoted string that starts at s[i], as
+// PostgreSQL writes array elements and hstore keys and values: a backslash
+// escapes the character after it. It returns the string, the index after
+// its closing quote, and whether it had one.
+func unquote(s string, i int) (string, int, bool) {
+	var b strings.Builder
+	for i++; i < len(s) && s[i] != '"'; i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), i + 1, i < len(s)
+}
+
 // parseArray splits a one-dimensional array literal ({a,"b c",NULL});
 // a nil element is SQL NULL.
 func parseArray(t string) ([]*string, error) {
@@ -742,26 +757,17 @@ func parseArray(t string) ([]*string, error) {
 	}
 	var out []*string
 	for i := 0; i <= len(body); {
-		var b strings.Builder
-		quoted := false
-		if i < len(body) && body[i] == '"' {
-			quoted = true
-			i++
-			for i < len(body) && body[i] != '"' {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				b.WriteByte(body[i])
-				i++
-			}
-			i++ // closing quote
+		var v string
+		quoted := i < len(body) && body[i] == '"'
+		if quoted {
+			v, i, _ = unquote(body, i)
 		} else {
+			start := i
 			for i < len(body) && body[i] != ',' {
-				b.WriteByte(body[i])
 				i++
 			}
+			v = body[start:i]
 		}
-		v := b.String()
 		if !quoted && strings.EqualFold(v, "NULL") {
 			out = append(out, nil)
 		} else {

@@ -88,16 +88,7 @@ func TestBufferMemoryRecordTooLargeFailsTask(t *testing.T) {
 func TestBufferMemoryRecordTooLargeSkippedWithTolerance(t *testing.T) {
 	e := newEnv(t)
 	bufferSource(e, "bufmemall", map[string]string{"errors.tolerance": "all", "errors.log.enable": "true"})
-	testutil.Eventually(t, 30*time.Second, "every offset committed", func() error {
-		off, err := e.offsets.Offset("bufmemall", map[string]any{"task": 0})
-		if err != nil || off == nil || off["seq"].(int64) != 1999 {
-			return fmt.Errorf("offset %v (err %v), want seq 1999", off, err)
-		}
-		return nil
-	})
-	if st := e.taskState("bufmemall", 0); st.State != state.StateRunning {
-		t.Fatalf("task %+v, want RUNNING", st)
-	}
+	skippedAndRunning(t, e, "bufmemall", 1999)
 	var values []string
 	for _, r := range e.readRecords(e.topic("bufmemall-out"), 1000, 500*time.Millisecond) {
 		values = append(values, string(r.Value))
@@ -122,17 +113,25 @@ func TestRefusedRecordSkippedWithTolerance(t *testing.T) {
 		"producer.override.max.request.size": "512", "errors.tolerance": "all",
 		"transforms": "pad", "transforms.pad.type": "org.apache.kafka.connect.transforms.InsertHeader",
 		"transforms.pad.header": "pad", "transforms.pad.value.literal": pad}))
+	skippedAndRunning(t, e, "refused", 49)
+	if got := e.readRecords(e.topic("refused-out"), 0, 500*time.Millisecond); len(got) != 0 {
+		t.Fatalf("%d records in the topic, want none (each larger than max.request.size)", len(got))
+	}
+}
+
+// skippedAndRunning waits until task 0 of connector name committed the
+// offset of its last record, seq last, past the records it skipped, and
+// checks that it still runs.
+func skippedAndRunning(t *testing.T, e *env, name string, last int64) {
+	t.Helper()
 	testutil.Eventually(t, 30*time.Second, "every offset committed", func() error {
-		off, err := e.offsets.Offset("refused", map[string]any{"task": 0})
-		if err != nil || off == nil || off["seq"].(int64) != 49 {
-			return fmt.Errorf("offset %v (err %v), want seq 49", off, err)
+		off, err := e.offsets.Offset(name, map[string]any{"task": 0})
+		if err != nil || off == nil || off["seq"].(int64) != last {
+			return fmt.Errorf("offset %v (err %v), want seq %d", off, err, last)
 		}
 		return nil
 	})
-	if st := e.taskState("refused", 0); st.State != state.StateRunning {
+	if st := e.taskState(name, 0); st.State != state.StateRunning {
 		t.Fatalf("task %+v, want RUNNING", st)
-	}
-	if got := e.readRecords(e.topic("refused-out"), 0, 500*time.Millisecond); len(got) != 0 {
-		t.Fatalf("%d records in the topic, want none (each larger than max.request.size)", len(got))
 	}
 }

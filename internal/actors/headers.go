@@ -53,6 +53,8 @@ func (m *headerMemo) convert(hc converters.HeaderConverter, topic string, hs []c
 		return nil, err
 	}
 	m.to = nil
+	// Kept only when every value is a string or null (hs compares with
+	// itself only then).
 	if sameStringHeaders(hs, hs) {
 		m.topic, m.from, m.to = topic, append(m.from[:0], hs...), out
 	}

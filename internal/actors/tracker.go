@@ -121,8 +121,8 @@ func (t *offsetTracker) release(e *pending) {
 // flight rather than never. It returns early when a produce failed (the
 // task fails with that error) or ctx ends.
 func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64) error {
-	// The common case, room in the budget, takes the lock once and
-	// allocates no closure.
+	// The common case, room in the budget, takes no lock and allocates
+	// no closure.
 	if t.tryReserve(e, n, budget) {
 		return nil
 	}
@@ -222,7 +222,8 @@ func (t *offsetTracker) ack(e *pending, err error) {
 	t.wake()
 }
 
-// wake lets waitAtMost look again; t.mu is held.
+// wake lets a waiter (waitAtMost, drain, reserve) look again; t.mu is
+// held.
 func (t *offsetTracker) wake() {
 	if t.waiting && (t.err != nil || t.inflightBytes.Load() <= t.wakeAtBytes) {
 		t.waiting = false
@@ -299,8 +300,8 @@ func (t *offsetTracker) failure() error {
 }
 
 // waitAtMost blocks until at most n records are in flight, ctx ends, or a
-// produce failed. With n below the window it is the source's backpressure;
-// with 0 it drains before the last flush.
+// produce failed: the source's backpressure by records (a task's stop
+// drains with drain instead).
 func (t *offsetTracker) waitAtMost(ctx context.Context, n int) error {
 	return t.waitFor(ctx, func() bool { return t.err != nil || t.inflight <= n })
 }
