@@ -24,9 +24,20 @@ type Header struct {
 // and must not be modified once Poll returned them: the runtime may keep and
 // compare them until the offsets are flushed (a task may reuse one Partition
 // map for all records of a partition).
+//
+// A source whose offset is one integer (a file position, a sequence number)
+// may set OffsetKey and OffsetInt instead of Offset: the record's offset is
+// then {OffsetKey: OffsetInt}, a map the runtime builds only for the offsets
+// it commits, not for every record (a one-entry Go map is about 300 bytes,
+// more than the rest of a small record's bookkeeping). SourceOffset returns
+// the offset whichever way it was given.
 type SourceRecord struct {
 	Partition map[string]any
 	Offset    map[string]any
+	// OffsetKey and OffsetInt are used when Offset is nil and OffsetKey is
+	// not empty.
+	OffsetKey string
+	OffsetInt int64
 
 	Topic string
 	// KafkaPartition pins the record to a partition; nil lets the producer
@@ -41,6 +52,19 @@ type SourceRecord struct {
 	// Timestamp is the record's time; the zero value means "now".
 	Timestamp time.Time
 }
+
+// SourceOffset returns the record's source offset: Offset, or the map
+// {OffsetKey: OffsetInt} (a new one each call) when Offset is nil and
+// OffsetKey set; nil when the record has neither.
+func (r *SourceRecord) SourceOffset() map[string]any {
+	if r.Offset == nil && r.OffsetKey != "" {
+		return map[string]any{r.OffsetKey: r.OffsetInt}
+	}
+	return r.Offset
+}
+
+// HasOffset says whether the record carries a source offset, in either form.
+func (r *SourceRecord) HasOffset() bool { return r.Offset != nil || r.OffsetKey != "" }
 
 // SinkRecord is one record consumed from Kafka, converted for a SinkTask.
 type SinkRecord struct {

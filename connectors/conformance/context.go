@@ -151,9 +151,10 @@ func (c *SourceContext) Commit(records ...*connectors.SourceRecord) error {
 		if err != nil {
 			return err
 		}
-		b, err := json.Marshal(r.Offset)
+		off := r.SourceOffset()
+		b, err := json.Marshal(off)
 		if err != nil {
-			return fmt.Errorf("source offset %v is not JSON-serialisable: %w", r.Offset, err)
+			return fmt.Errorf("source offset %v is not JSON-serialisable: %w", off, err)
 		}
 		c.mu.Lock()
 		c.offsets[key] = b

@@ -198,13 +198,16 @@ func checkSourceRecord(r *connectors.SourceRecord) error {
 	if r.Topic == "" {
 		return fmt.Errorf("no topic")
 	}
-	if r.Partition == nil || r.Offset == nil {
+	if r.Partition == nil || !r.HasOffset() {
 		return fmt.Errorf("source partition and offset are required")
+	}
+	if r.Offset != nil && r.OffsetKey != "" {
+		return fmt.Errorf("both Offset and OffsetKey are set: give the offset one way")
 	}
 	if _, err := json.Marshal(r.Partition); err != nil {
 		return fmt.Errorf("partition: %w", err)
 	}
-	if _, err := json.Marshal(r.Offset); err != nil {
+	if _, err := json.Marshal(r.SourceOffset()); err != nil {
 		return fmt.Errorf("offset: %w", err)
 	}
 	if r.Value == nil && r.ValueSchema != nil && !r.ValueSchema.Optional {

@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 			if !ok {
 				return "", 0, fmt.Errorf("seq %T is not an int64", v.Get("seq"))
 			}
-			if off := r.Offset["seq"]; off != seq {
+			if off := r.SourceOffset()["seq"]; off != seq {
 				return "", 0, fmt.Errorf("offset %v does not match seq %d", off, seq)
 			}
 			return fmt.Sprint(r.Partition["task"]), seq, nil

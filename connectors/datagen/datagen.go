@@ -297,8 +297,8 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // generate builds n records with few allocations: records, struct values and
-// their field slices come from one slab each, and seq is boxed once for both
-// the value and the offset.
+// their field slices come from one slab each; the offset is given as an
+// integer (OffsetKey), so that no map is built per record.
 func (t *Task) generate(n int) []*connectors.SourceRecord {
 	out := make([]*connectors.SourceRecord, n)
 	recs := make([]connectors.SourceRecord, n)
@@ -306,13 +306,15 @@ func (t *Task) generate(n int) []*connectors.SourceRecord {
 	fields := make([]any, 3*n)
 	for i := range n {
 		var seq any = t.next
+		off := t.next
 		t.next++
 		f := fields[3*i : 3*i+3 : 3*i+3]
 		f[0], f[1], f[2] = t.taskVal, seq, t.padVal
 		vals[i] = connectors.StructValue{Schema: ValueSchema, Values: f}
 		recs[i] = connectors.SourceRecord{
 			Partition:   t.partition,
-			Offset:      map[string]any{SeqField: seq},
+			OffsetKey:   SeqField,
+			OffsetInt:   off,
 			Topic:       t.topic,
 			KeySchema:   t.keySchema,
 			Key:         t.key,

@@ -58,8 +58,8 @@ func TestSequence(t *testing.T) {
 			if r.Key != "dg-2" || r.KeySchema != connectors.StringSchema || r.Topic != "gen" {
 				t.Fatalf("record key %v topic %q", r.Key, r.Topic)
 			}
-			if r.Partition["task"] != 2 || r.Offset["seq"] != seqOf(t, r) {
-				t.Fatalf("partition %v offset %v", r.Partition, r.Offset)
+			if r.Partition["task"] != 2 || r.SourceOffset()["seq"] != seqOf(t, r) {
+				t.Fatalf("partition %v offset %v", r.Partition, r.SourceOffset())
 			}
 			v := r.Value.(*connectors.StructValue)
 			if r.ValueSchema != datagen.ValueSchema || v.Schema.Name != "io.sluice.connect.datagen.Value" || v.Get("task") != int32(2) || v.Get("pad") != "" {

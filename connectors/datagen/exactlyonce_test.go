@@ -17,7 +17,7 @@ type txnRecorder struct{ after []int64 }
 func (r *txnRecorder) CommitTransaction() { panic("datagen commits after a record") }
 func (r *txnRecorder) AbortTransaction()  { panic("datagen never aborts") }
 func (r *txnRecorder) CommitTransactionAfter(rec *connectors.SourceRecord) {
-	r.after = append(r.after, rec.Offset[datagen.SeqField].(int64))
+	r.after = append(r.after, rec.SourceOffset()[datagen.SeqField].(int64))
 }
 func (r *txnRecorder) AbortTransactionAfter(*connectors.SourceRecord) { panic("datagen never aborts") }
 

@@ -76,8 +76,10 @@ type SourceTask struct {
 	timer      *time.Timer   // sleep's, reused from Poll to Poll
 	scanned    int           // bytes of the pending data known to hold no complete line end
 	pos        int64         // file position of buf[start]
-	err        error         // a read error to report once the records before it are out
-	closed     bool
+	// stdinOffset is the offset of every line read from standard input.
+	stdinOffset map[string]any
+	err         error // a read error to report once the records before it are out
+	closed      bool
 }
 
 func (t *SourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
@@ -390,10 +392,6 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 }
 
 func (t *SourceTask) record(line string) *connectors.SourceRecord {
-	var pos any
-	if t.path != "" {
-		pos = t.pos
-	}
 	// Records are carved from slabs, one allocation for many rather than
 	// one each: a record is handed over for good, so a slab is never
 	// reused, only dropped once none of its records is referenced. Slabs
@@ -407,7 +405,19 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	t.slab = t.slab[1:]
 	// Field by field into the zeroed record: a composite literal would be
 	// built aside and copied in whole, write barriers and all.
-	r.Partition, r.Offset, r.Topic = t.partition, map[string]any{PositionField: pos}, t.topic
+	r.Partition, r.Topic = t.partition, t.topic
+	if t.path != "" {
+		// The offset is given as an integer, not a map per line (see
+		// SourceRecord.OffsetKey).
+		r.OffsetKey, r.OffsetInt = PositionField, t.pos
+	} else {
+		// Standard input has no position: every line's offset is
+		// {"position": null}, as Connect's, one map for all of them.
+		if t.stdinOffset == nil {
+			t.stdinOffset = map[string]any{PositionField: nil}
+		}
+		r.Offset = t.stdinOffset
+	}
 	r.ValueSchema, r.Value = connectors.StringSchema, line
 	return r
 }

@@ -165,8 +165,8 @@ func TestSourceLineEndings(t *testing.T) {
 	want := []string{"a", "b", "c", "d", "e", "f", ""}
 	wantPos := []int64{2, 5, 7, 9, 12, 14, 15}
 	for i, r := range recs {
-		if r.Value != want[i] || r.Offset[PositionField] != wantPos[i] {
-			t.Errorf("line %d: %q at position %v, want %q at %d", i, r.Value, r.Offset[PositionField], want[i], wantPos[i])
+		if r.Value != want[i] || r.SourceOffset()[PositionField] != wantPos[i] {
+			t.Errorf("line %d: %q at position %v, want %q at %d", i, r.Value, r.SourceOffset()[PositionField], want[i], wantPos[i])
 		}
 		if r.Partition[FilenameField] != path || r.Topic != "t" || r.ValueSchema != connectors.StringSchema || r.Key != nil {
 			t.Errorf("line %d: bad record %+v", i, r)
@@ -342,7 +342,7 @@ func TestSourceIdleBacksOffAndReleasesItsBuffer(t *testing.T) {
 	}
 	// Positions continue from before the release: "a\npartial line\n" is
 	// 15 bytes, "b\nc\n" 4 more.
-	if p := recs[1].Offset[PositionField]; p != int64(19) {
+	if p := recs[1].SourceOffset()[PositionField]; p != int64(19) {
 		t.Fatalf("position after c: %v, want 19", p)
 	}
 }
@@ -381,7 +381,7 @@ func TestSourceAllocatesNoBufferBeforeTheFirstLine(t *testing.T) {
 		if strings.Join(values(recs), ",") != "a" {
 			t.Fatalf("%s: after the append %q, want [a]", c.name, values(recs))
 		}
-		if p := recs[0].Offset[PositionField]; p != c.wantPos {
+		if p := recs[0].SourceOffset()[PositionField]; p != c.wantPos {
 			t.Fatalf("%s: position after a: %v, want %d", c.name, p, c.wantPos)
 		}
 	}
@@ -545,8 +545,8 @@ func TestSourceRecordsOfEarlierPollsStayIntact(t *testing.T) {
 	end := int64(0)
 	for i, r := range all {
 		end += int64(len(fmt.Sprintf("line-%d\n", i)))
-		if r.Value != fmt.Sprintf("line-%d", i) || r.Offset[PositionField] != end {
-			t.Fatalf("record %d reads %q at %v, want line-%d at %d", i, r.Value, r.Offset[PositionField], i, end)
+		if r.Value != fmt.Sprintf("line-%d", i) || r.SourceOffset()[PositionField] != end {
+			t.Fatalf("record %d reads %q at %v, want line-%d at %d", i, r.Value, r.SourceOffset()[PositionField], i, end)
 		}
 		if i > 0 && r == all[i-1] {
 			t.Fatalf("records %d and %d are one record", i-1, i)

@@ -104,3 +104,38 @@ func headersFromKafka(hc converters.HeaderConverter, r *kgo.Record) ([]connector
 	}
 	return out, nil
 }
+
+// keyMemo is the last string key a pipeline converted, with what it was
+// converted for and into. A source that gives many records one key (a
+// task's name, a device id, a tenant) then shares one converted copy among
+// them, as headerMemo does for headers: converters are deterministic and
+// nothing changes a record's key bytes once converted. Only string keys
+// are memoised: they compare cheaply and surely, and a miss costs one
+// comparison that usually ends at the first bytes.
+type keyMemo struct {
+	topic  string
+	schema *connectors.Schema
+	key    string
+	bytes  []byte
+	held   bool
+}
+
+// convert is kc.FromConnect of rec's key, answered from the memo when the
+// key is the string it holds, with the same schema and topic.
+func (m *keyMemo) convert(kc converters.Converter, rec *connectors.SourceRecord) ([]byte, error) {
+	s, isString := rec.Key.(string)
+	if isString && m.held && s == m.key && rec.KeySchema == m.schema && rec.Topic == m.topic {
+		return m.bytes, nil
+	}
+	b, err := kc.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		*m = keyMemo{}
+		return nil, err
+	}
+	if isString {
+		*m = keyMemo{topic: rec.Topic, schema: rec.KeySchema, key: s, bytes: b, held: true}
+	} else {
+		*m = keyMemo{}
+	}
+	return b, nil
+}

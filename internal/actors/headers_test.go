@@ -56,3 +56,56 @@ func TestHeaderMemoSharesOnlyWhatRepeats(t *testing.T) {
 		t.Errorf("no headers gave %v, %v", got, err)
 	}
 }
+
+// Records with the same string key share one converted copy; another key,
+// schema or topic, or a key that is not a string, is converted afresh, to
+// the bytes the converter makes.
+func TestKeyMemoSharesOnlyWhatRepeats(t *testing.T) {
+	kc := &converters.JSONConverter{}
+	if err := kc.Configure(map[string]string{"schemas.enable": "true"}, true); err != nil {
+		t.Fatal(err)
+	}
+	var m keyMemo
+	convert := func(topic string, schema *connectors.Schema, key any) []byte {
+		t.Helper()
+		rec := &connectors.SourceRecord{Topic: topic, KeySchema: schema, Key: key}
+		got, err := m.convert(kc, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := kc.FromConnect(topic, schema, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("memo gave %s, the converter %s", got, want)
+		}
+		return got
+	}
+	same := func(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+	first := convert("t", connectors.StringSchema, "device-1")
+	if again := convert("t", connectors.StringSchema, "device-1"); !same(again, first) {
+		t.Error("the same key was converted again")
+	}
+	if other := convert("t", connectors.StringSchema, "device-2"); same(other, first) {
+		t.Error("another key got the memo's copy")
+	}
+	base := convert("t", connectors.StringSchema, "device-2")
+	if optional := convert("t", connectors.OptionalStringSchema, "device-2"); same(optional, base) {
+		t.Error("a key with another schema got the memo's copy")
+	}
+	if otherTopic := convert("u", connectors.OptionalStringSchema, "device-2"); same(otherTopic, base) {
+		t.Error("another topic got the memo's copy")
+	}
+	n1 := convert("t", connectors.Int64Schema, int64(1))
+	if n2 := convert("t", connectors.Int64Schema, int64(1)); same(n1, n2) {
+		t.Error("a number key was shared: only strings are memoised")
+	}
+	// A failed conversion is not remembered.
+	if _, err := m.convert(kc, &connectors.SourceRecord{Topic: "t", KeySchema: connectors.Int64Schema, Key: "x"}); err == nil {
+		t.Fatal("a string under an int64 schema converted")
+	}
+	if _, err := m.convert(kc, &connectors.SourceRecord{Topic: "t", KeySchema: connectors.Int64Schema, Key: "x"}); err == nil {
+		t.Fatal("the memo answered for a key that failed to convert")
+	}
+}

@@ -55,6 +55,9 @@ type sourcePipeline struct {
 	// headerMemo shares one converted copy of headers that repeat from
 	// record to record.
 	headerMemo headerMemo
+	// keyMemo shares one converted copy of a string key that repeats from
+	// record to record.
+	keyMemo keyMemo
 }
 
 // outgoing is one polled record on its way to Kafka: its offset tracker
@@ -467,7 +470,7 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord, kr *kgo.Record) e
 	if rec.Topic == "" {
 		return fmt.Errorf("source record has no topic")
 	}
-	k, err := p.key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	k, err := p.keyMemo.convert(p.key, rec)
 	if err != nil {
 		return &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)}
 	}
@@ -511,7 +514,7 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 		stage, _ := stageOf(err, "")
 		ev := p.log.Warn().Err(err).Str("topic", rec.Topic).Str("stage", stage)
 		if p.keys.LogMessages {
-			ev = ev.Interface("offset", rec.Offset)
+			ev = ev.Interface("offset", rec.SourceOffset())
 		}
 		ev.Msg("skipping a record that failed (errors.tolerance=all)")
 	}

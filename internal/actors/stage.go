@@ -59,7 +59,7 @@ func transformSource(chain *transform.Chain, scratch *connectors.Record, out *co
 		return nil, nil
 	}
 	*out = connectors.SourceRecord{
-		Partition: rec.Partition, Offset: rec.Offset,
+		Partition: rec.Partition, Offset: rec.Offset, OffsetKey: rec.OffsetKey, OffsetInt: rec.OffsetInt,
 		Topic: r.Topic, KafkaPartition: r.KafkaPartition,
 		KeySchema: r.KeySchema, Key: r.Key, ValueSchema: r.ValueSchema, Value: r.Value,
 		Headers: r.Headers, Timestamp: r.Timestamp,

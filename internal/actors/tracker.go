@@ -52,15 +52,54 @@ type offsetTracker struct {
 type partTrack struct {
 	partition map[string]any
 	queue     []*pending // in produce order; head is queue[0]
-	acked     map[string]any
-	flushed   map[string]any
+	acked     trackedOffset
+	flushed   trackedOffset
+}
+
+// trackedOffset is a record's source offset as the tracker keeps it: the
+// map the task gave, or the one integer it gave instead
+// (SourceRecord.OffsetKey), made into a map only when it is committed
+// (committable), so that a source giving integers allocates no map per
+// record.
+type trackedOffset struct {
+	m   map[string]any
+	key string
+	n   int64
+}
+
+func offsetOf(rec *connectors.SourceRecord) trackedOffset {
+	if rec.Offset != nil {
+		return trackedOffset{m: rec.Offset}
+	}
+	return trackedOffset{key: rec.OffsetKey, n: rec.OffsetInt}
+}
+
+func (o trackedOffset) isSet() bool { return o.m != nil || o.key != "" }
+
+// asMap returns the offset as a map, built once: the built map is kept in o,
+// so that markFlushed's map is recognised as this offset's.
+func (o *trackedOffset) asMap() map[string]any {
+	if o.m == nil && o.key != "" {
+		o.m = map[string]any{o.key: o.n}
+	}
+	return o.m
+}
+
+// sameOffset says whether a and b are the same offset: the same map (maps
+// are compared by identity: the task must not modify one it handed over),
+// or the same integer under the same key.
+func sameOffset(a, b trackedOffset) bool {
+	if a.m != nil && b.m != nil {
+		return reflect.ValueOf(a.m).Pointer() == reflect.ValueOf(b.m).Pointer()
+	}
+	return a.key != "" && a.key == b.key && a.n == b.n
 }
 
 // pending is one record from addBatch to ack (or release). Its memory is the caller's, one
 // slab per poll (addBatch), so that the tracker allocates nothing per record.
 type pending struct {
 	part   *partTrack
-	offset map[string]any
+	offset trackedOffset
 	done   bool
 	// live says the record is counted in flight: from addBatch until its
 	// ack or release.
@@ -91,7 +130,7 @@ func (t *offsetTracker) addBatch(records []*connectors.SourceRecord, entry func(
 		if rec.Partition == nil {
 			continue
 		}
-		e.part, e.offset = t.partFor(rec.Partition), rec.Offset
+		e.part, e.offset = t.partFor(rec.Partition), offsetOf(rec)
 		e.part.queue = append(e.part.queue, e)
 	}
 }
@@ -207,7 +246,7 @@ func (t *offsetTracker) ack(e *pending, err error) {
 			// the committable offset.
 			i := 0
 			for i < len(p.queue) && p.queue[i].done {
-				if p.queue[i].offset != nil {
+				if p.queue[i].offset.isSet() {
 					p.acked = p.queue[i].offset
 					t.clean = false
 				}
@@ -244,8 +283,8 @@ func (t *offsetTracker) committable() []offsets.PartitionOffset {
 	defer t.mu.Unlock()
 	var out []offsets.PartitionOffset
 	for _, p := range t.parts {
-		if p.acked != nil && !sameOffset(p.acked, p.flushed) {
-			out = append(out, offsets.PartitionOffset{Partition: p.partition, Offset: p.acked})
+		if p.acked.isSet() && !sameOffset(p.acked, p.flushed) {
+			out = append(out, offsets.PartitionOffset{Partition: p.partition, Offset: p.acked.asMap()})
 		}
 	}
 	return out
@@ -258,13 +297,16 @@ func (t *offsetTracker) markFlushed(entries []offsets.PartitionOffset) {
 	for _, e := range entries {
 		key, _ := json.Marshal(e.Partition)
 		if p := t.parts[string(key)]; p != nil {
-			p.flushed = e.Offset
+			p.flushed = trackedOffset{m: e.Offset}
+			if p.acked.m != nil && sameOffset(p.acked, p.flushed) {
+				// The acknowledged offset is still the one committable
+				// built: keep its integer form too, so that an ack of a
+				// record with the same integer (a source that re-sends
+				// a position) counts as flushed.
+				p.flushed = p.acked
+			}
 		}
 	}
-}
-
-func sameOffset(a, b map[string]any) bool {
-	return a != nil && b != nil && reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 }
 
 // settled says that no record is in flight and every acknowledged offset
@@ -278,7 +320,7 @@ func (t *offsetTracker) settled() bool {
 	}
 	if !t.clean {
 		for _, p := range t.parts {
-			if p.acked != nil && !sameOffset(p.acked, p.flushed) {
+			if p.acked.isSet() && !sameOffset(p.acked, p.flushed) {
 				return false
 			}
 		}

@@ -218,3 +218,60 @@ func TestTrackerDrainWaitsPastAFailure(t *testing.T) {
 		t.Errorf("committable %v: the record before the failed one commits, nothing after", got)
 	}
 }
+
+// Offsets given as integers (SourceRecord.OffsetKey) follow invariant 1 as
+// maps do: they commit in produce order whatever the ack order, become a
+// map only when committable, and once flushed are not committable again
+// until a later record moves them, even when a source re-sends the same
+// integer.
+func TestTrackerIntegerOffsets(t *testing.T) {
+	tr := newOffsetTracker()
+	a := map[string]any{"p": "a"}
+	rec := func(n int64) *connectors.SourceRecord {
+		return &connectors.SourceRecord{Partition: a, OffsetKey: "position", OffsetInt: n}
+	}
+	batch := []*connectors.SourceRecord{rec(10), rec(20), rec(20), rec(30)}
+	es := make([]pending, len(batch))
+	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	committed := func() any {
+		got := tr.committable()
+		if len(got) == 0 {
+			return nil
+		}
+		if len(got) != 1 || len(got[0].Offset) != 1 {
+			t.Fatalf("committable %v, want one offset of one key", got)
+		}
+		return got[0].Offset["position"]
+	}
+
+	tr.ack(&es[1], nil)
+	if got := committed(); got != nil {
+		t.Fatalf("commits %v before the first record was acked", got)
+	}
+	tr.ack(&es[0], nil)
+	if got := committed(); got != int64(20) {
+		t.Fatalf("commits %v, want 20", got)
+	}
+	tr.markFlushed(tr.committable())
+	if got := committed(); got != nil {
+		t.Fatalf("commits %v again after the flush", got)
+	}
+	tr.ack(&es[2], nil) // the same position again
+	if got := committed(); got != nil {
+		t.Fatalf("a re-sent position commits %v again", got)
+	}
+	if tr.settled() {
+		t.Fatal("settled with a record in flight")
+	}
+	tr.ack(&es[3], nil)
+	if tr.settled() {
+		t.Fatal("settled with position 30 acked and not flushed")
+	}
+	if got := committed(); got != int64(30) {
+		t.Fatalf("commits %v, want 30", got)
+	}
+	tr.markFlushed(tr.committable())
+	if !tr.settled() {
+		t.Fatal("not settled after everything was flushed")
+	}
+}
