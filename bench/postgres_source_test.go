@@ -2,19 +2,26 @@ package bench
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/conformance"
+	"github.com/sluice-io/sluice/connectors/converters"
 	"github.com/sluice-io/sluice/connectors/postgres"
+	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/pgtest"
 )
 
@@ -67,6 +74,118 @@ func runPgRaw(ctx context.Context, url string, rows, batch int) (time.Duration, 
 	}
 	if n != rows {
 		return 0, fmt.Errorf("raw reader read %d rows, want %d", n, rows)
+	}
+	return time.Since(start), nil
+}
+
+// pgRawSchemaPrefix is the start of every record the JDBC source writes
+// for the orders table with JsonConverter and schemas.enable (its schema
+// envelope), so that runPgRawProduce writes records of Sluice's size.
+const pgRawSchemaPrefix = `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},` +
+	`{"type":"string","optional":false,"field":"customer"},{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",` +
+	`"version":1,"parameters":{"scale":"2"},"field":"amount"},{"type":"int64","optional":false,` +
+	`"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"created"},{"type":"int32","optional":false,"field":"qty"}],` +
+	`"optional":false,"name":"orders"},"payload":`
+
+// appendPgRawValue appends the JSON of one orders row (pgx's Values) as
+// JsonConverter with schemas writes the JDBC source's record of it.
+func appendPgRawValue(b []byte, v []any, unscaled *big.Int) ([]byte, error) {
+	amount, ok := v[2].(pgtype.Numeric)
+	if !ok || amount.Exp < -2 {
+		return nil, fmt.Errorf("amount %v is not a numeric(10,2)", v[2])
+	}
+	unscaled.Set(amount.Int)
+	for range amount.Exp + 2 { // numeric(10,2): scale 2
+		unscaled.Mul(unscaled, big.NewInt(10))
+	}
+	b = append(b, pgRawSchemaPrefix...)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, v[0].(int64), 10)
+	b = append(b, `,"customer":`...)
+	b = strconv.AppendQuote(b, v[1].(string))
+	b = append(b, `,"amount":"`...)
+	b = base64.StdEncoding.AppendEncode(b, converters.BigIntegerBytes(unscaled))
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, v[3].(time.Time).UnixMilli(), 10)
+	b = append(b, `,"qty":`...)
+	b = strconv.AppendInt(b, int64(v[4].(int32)), 10)
+	return append(b, "}}"...), nil
+}
+
+// runPgRawProduce is runPgRaw that also produces every row to topic, as a
+// minimal Go program would: the row's JSON (the same envelope and fields as
+// Sluice's records, written by hand) through one franz-go client with the
+// worker's producer options, until every record is acknowledged. Its rate
+// over runPgRaw's is what writing the rows to Kafka (the producer and the
+// in-process broker, on the same two cores) costs without Sluice: the bound
+// of Sluice's ratio-vs-raw.
+func runPgRawProduce(ctx context.Context, e *env, url, topic string, rows, batch int) (time.Duration, error) {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), actors.ProducerOpts()...)...)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var (
+		acks     sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	onAck := func(_ *kgo.Record, err error) {
+		if err != nil {
+			errMu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			errMu.Unlock()
+		}
+		acks.Done()
+	}
+	start := time.Now()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	sql := `SELECT "id", "customer", "amount", "created", "qty" FROM "public"."orders" WHERE "id" > $1::bigint ORDER BY "id" ASC LIMIT ` + strconv.Itoa(batch)
+	var last int64
+	n := 0
+	var unscaled big.Int // reused: BigIntegerBytes copies it out
+	for {
+		r, err := conn.Query(ctx, sql, last)
+		if err != nil {
+			return 0, err
+		}
+		got := 0
+		for r.Next() {
+			v, err := r.Values()
+			if err != nil {
+				r.Close()
+				return 0, err
+			}
+			last = v[0].(int64)
+			b, err := appendPgRawValue(make([]byte, 0, len(pgRawSchemaPrefix)+128), v, &unscaled)
+			if err != nil {
+				r.Close()
+				return 0, err
+			}
+			acks.Add(1)
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: -1, Value: b}, onAck)
+			got++
+		}
+		if err := r.Err(); err != nil {
+			return 0, err
+		}
+		n += got
+		if got < batch {
+			break
+		}
+	}
+	acks.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	if n != rows {
+		return 0, fmt.Errorf("raw producer read %d rows, want %d", n, rows)
 	}
 	return time.Since(start), nil
 }
@@ -188,13 +307,13 @@ func BenchmarkPostgresSource(b *testing.B) {
 	pgBenchTable(b, pg, rows)
 	e := newEnv(b)
 	ctx := context.Background()
-	var rawTotal, taskTotal, sluiceTotal, ackedTotal time.Duration
+	var rawTotal, produceTotal, taskTotal, sluiceTotal, ackedTotal time.Duration
 	// CPU of this process per side: a shared machine's load moves the
 	// wall clock far more than it moves these.
-	var rawCPU, taskCPU, sluiceCPU time.Duration
+	var rawCPU, produceCPU, taskCPU, sluiceCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var raw, task time.Duration
+		var raw, produce, task time.Duration
 		var sl sluiceTimes
 		var err error
 		timed := func(cpu *time.Duration, run func() error) func() error {
@@ -207,6 +326,16 @@ func BenchmarkPostgresSource(b *testing.B) {
 		}
 		steps := []func() error{
 			timed(&rawCPU, func() error { raw, err = runPgRaw(ctx, pg.URL(), rows, batch); return err }),
+			timed(&produceCPU, func() error {
+				topic := fmt.Sprintf("pg-produce-%d", i)
+				if err := e.createTopic(ctx, topic, 1); err != nil {
+					return err
+				}
+				if produce, err = runPgRawProduce(ctx, e, pg.URL(), topic, rows, batch); err != nil {
+					return err
+				}
+				return e.deleteTopic(ctx, topic)
+			}),
 			timed(&taskCPU, func() error { task, err = runPgTask(ctx, b, pg, rows, batch); return err }),
 			timed(&sluiceCPU, func() error { sl, err = runPgSluice(ctx, e, pg, fmt.Sprintf("pg-%d", i), rows, batch); return err }),
 		}
@@ -219,9 +348,11 @@ func BenchmarkPostgresSource(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.Logf("run %d: raw pgx %.0f rows/s, task alone %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
-			float64(rows)/raw.Seconds(), float64(rows)/task.Seconds(), float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())
+		b.Logf("run %d: raw pgx %.0f rows/s, raw pgx + produce %.0f rows/s, task alone %.0f rows/s, sluice acked %.0f rows/s, committed %.0f rows/s", i,
+			float64(rows)/raw.Seconds(), float64(rows)/produce.Seconds(), float64(rows)/task.Seconds(),
+			float64(rows)/sl.acked.Seconds(), float64(rows)/sl.committed.Seconds())
 		rawTotal += raw
+		produceTotal += produce
 		taskTotal += task
 		sluiceTotal += sl.committed
 		ackedTotal += sl.acked
@@ -232,6 +363,9 @@ func BenchmarkPostgresSource(b *testing.B) {
 	sluiceRate := float64(rows*b.N) / sluiceTotal.Seconds()
 	b.ReportMetric(rawRate, "raw-rows/s")
 	b.ReportMetric(taskRate, "task-rows/s")
+	produceRate := float64(rows*b.N) / produceTotal.Seconds()
+	b.ReportMetric(produceRate, "rawproduce-rows/s")
+	b.ReportMetric(produceRate/rawRate, "rawproduce-ratio-vs-raw")
 	b.ReportMetric(sluiceRate, "sluice-rows/s")
 	ackedRate := float64(rows*b.N) / ackedTotal.Seconds()
 	b.ReportMetric(ackedRate, "sluice-acked-rows/s")
@@ -240,6 +374,7 @@ func BenchmarkPostgresSource(b *testing.B) {
 	b.ReportMetric(ackedRate/rawRate, "acked-ratio-vs-raw")
 	perRow := func(cpu time.Duration) float64 { return float64(cpu.Microseconds()) / float64(rows*b.N) }
 	b.ReportMetric(perRow(rawCPU), "raw-cpu-us/row")
+	b.ReportMetric(perRow(produceCPU), "rawproduce-cpu-us/row")
 	b.ReportMetric(perRow(taskCPU), "task-cpu-us/row")
 	b.ReportMetric(perRow(sluiceCPU), "sluice-cpu-us/row")
 }
@@ -256,10 +391,90 @@ func TestPostgresSourceBenchSmoke(t *testing.T) {
 	if _, err := runPgRaw(ctx, pg.URL(), rows, batch); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.createTopic(ctx, "pg-smoke-produce", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPgRawProduce(ctx, e, pg.URL(), "pg-smoke-produce", rows, batch); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.endOffsets(ctx, "pg-smoke-produce"); err != nil || n != rows {
+		t.Fatalf("raw producer's topic holds %d records (%v), want %d", n, err, rows)
+	}
 	if _, err := runPgTask(ctx, t, pg, rows, batch); err != nil {
 		t.Fatal(err)
 	}
+	checkPgRawValue(ctx, t, pg)
 	if _, err := runPgSluice(ctx, e, pg, "pg-smoke", rows, batch); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkPgRawValue: the raw producer writes the bytes Sluice writes, so that
+// the two sides' records weigh the same (rows with a whole, a one-decimal
+// and a two-decimal amount).
+func checkPgRawValue(ctx context.Context, t *testing.T, pg *pgtest.Server) {
+	cfg := map[string]string{
+		"connector.class":          postgres.SourceClass,
+		"tasks.max":                "1",
+		"connection.url":           pg.JDBCURL(),
+		"mode":                     "incrementing",
+		"incrementing.column.name": "id",
+		"topic.prefix":             "check-",
+		"batch.max.rows":           "200",
+	}
+	c := &postgres.JdbcSourceConnector{}
+	if err := c.Start(ctx, conformance.NewConnectorContext(t, "pg-check"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	tcs, err := c.TaskConfigs(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &postgres.SourceTask{}
+	defer task.Close()
+	if err := task.Open(ctx, conformance.NewSourceContext(t, "pg-check", 0), tcs[0]); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*connectors.SourceRecord
+	for len(recs) < 200 && ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		got, err := task.Poll(pctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, got...)
+	}
+	conv := converters.NewJSONConverter()
+	conn, err := pgx.Connect(ctx, pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, id := range []int64{1, 10, 100} {
+		want, err := conv.FromConnect("check-orders", recs[id-1].ValueSchema, recs[id-1].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conn.Query(ctx, `SELECT "id", "customer", "amount", "created", "qty" FROM "public"."orders" WHERE "id" = $1`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("row %d: %v", id, r.Err())
+		}
+		v, err := r.Values()
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendPgRawValue(nil, v, new(big.Int))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("row %d: the raw producer writes\n%s\nSluice writes\n%s", id, got, want)
+		}
 	}
 }

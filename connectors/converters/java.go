@@ -3,6 +3,7 @@ package converters
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -250,6 +251,21 @@ func twosComplement(n *big.Int) []byte {
 		b = append([]byte{0}, b...)
 	}
 	return b
+}
+
+// appendTwosComplementInt64 is twosComplement for an int64, appended to
+// dst: the shortest big-endian two's complement that keeps the sign bit
+// (1 to 8 bytes).
+func appendTwosComplementInt64(dst []byte, u int64) []byte {
+	x := uint64(u)
+	if u < 0 {
+		x = ^x // the bit length Java counts for a negative value is that of -u-1
+	}
+	n := bits.Len64(x)/8 + 1
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, byte(uint64(u)>>(8*i)))
+	}
+	return dst
 }
 
 func fromTwosComplement(b []byte) *big.Int {

@@ -442,6 +442,14 @@ func (c *JSONConverter) appendLogical(b []byte, s *connectors.Schema, v any) (_ 
 		if err != nil {
 			return nil, true, err
 		}
+		if !c.numericDecimal {
+			if u, ok := unscaledInt64(r, scale); ok {
+				// A database decimal of a few digits: its bytes straight
+				// from the int64, no big.Int for the value or its bytes.
+				var buf [8]byte
+				return appendBase64(b, appendTwosComplementInt64(buf[:0], u)), true, nil
+			}
+		}
 		u, err := unscaledOf(r, scale)
 		if err != nil {
 			return nil, true, err

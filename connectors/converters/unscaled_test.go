@@ -60,3 +60,24 @@ func BenchmarkUnscaledOf(b *testing.B) {
 		}
 	}
 }
+
+// TestTwosComplementInt64MatchesBigInt checks the int64 encoding of a
+// Decimal's unscaled value against the big.Int one (Java's
+// BigInteger.toByteArray) at every byte-length edge and on random values.
+func TestTwosComplementInt64MatchesBigInt(t *testing.T) {
+	vals := []int64{0, 1, -1, math.MaxInt64, math.MinInt64}
+	for sh := 0; sh < 63; sh++ {
+		p := int64(1) << sh
+		vals = append(vals, p, p-1, p+1, -p, -p-1, -p+1)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		vals = append(vals, rng.Int64()>>rng.IntN(63)*int64(1-2*rng.IntN(2)))
+	}
+	for _, v := range vals {
+		want := twosComplement(big.NewInt(v))
+		if got := appendTwosComplementInt64(nil, v); string(got) != string(want) {
+			t.Fatalf("%d: % x, want % x", v, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -106,6 +107,7 @@ type srcDecoder struct {
 	arena []byte
 	refs  []srcStringRef
 	kinds []srcKind
+	rats  srcRatSlab
 }
 
 // collect reads every row of rows as Connect values of cols, the columns
@@ -219,7 +221,7 @@ func (d *srcDecoder) decode(rows pgx.Rows, c *Column, kind srcKind, fd *pgconn.F
 	case srcTime:
 		return time.UnixMicro(int64(binary.BigEndian.Uint64(raw))).UTC(), nil
 	case srcNumeric:
-		r, err := srcNumericRat(raw)
+		r, err := d.rats.numeric(raw)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.Name, err)
 		}
@@ -252,6 +254,108 @@ const (
 	pgNumericNInf = 0xF000
 )
 
+// srcRatSlab hands out the *big.Rat of small decimals with no allocation
+// of their own: the Rats and the words of their numerators and
+// denominators are taken from chunks shared by srcSlabRows values, where
+// new(big.Rat).SetInt64 and the denominator's SetInt64 made three
+// allocations a value (a third of the decoder's time for a row with one
+// numeric). Each value's words are a slice whose capacity is its length,
+// so a caller that changes one Rat gets new words for it (big.nat grows
+// by allocating) and never writes over its neighbours'.
+type srcRatSlab struct {
+	rats  []big.Rat
+	words []big.Word
+}
+
+// srcRatTemplate is a Rat with a denominator: a Rat copied from it gives
+// Denom() a reference to the copy's own denominator (a zero Rat's Denom
+// returns a detached 1), whose words SetBits then replaces, so the
+// template's own words are only ever read.
+var srcRatTemplate = func() (r big.Rat) {
+	r.SetInt64(1)
+	return r
+}()
+
+// numeric is srcNumericRat with the small decimals from the slab.
+func (s *srcRatSlab) numeric(raw []byte) (*big.Rat, error) {
+	if bits.UintSize != 64 {
+		return srcNumericRat(raw)
+	}
+	unscaled, den, ok := srcNumericInt64(raw)
+	if !ok {
+		return srcNumericRat(raw) // a wide value, or one it words the error of
+	}
+	if len(s.rats) == 0 {
+		s.rats = make([]big.Rat, srcSlabRows)
+	}
+	if len(s.words) < 2 {
+		s.words = make([]big.Word, 2*srcSlabRows)
+	}
+	r := &s.rats[0]
+	s.rats = s.rats[1:]
+	w := s.words[:2:2]
+	s.words = s.words[2:]
+	mag := uint64(unscaled)
+	if unscaled < 0 {
+		mag = -mag
+	}
+	w[0], w[1] = big.Word(mag), big.Word(den)
+	*r = srcRatTemplate
+	r.Denom().SetBits(w[1:2:2])
+	num := r.Num().SetBits(w[0:1:1])
+	if unscaled < 0 {
+		num.Neg(num)
+	}
+	return r, nil
+}
+
+// srcNumericInt64 decodes a binary numeric of at most 16 significant
+// decimal digits and 16 places as the fraction unscaled/den in lowest
+// terms (den a power of ten divided by what it shares with unscaled);
+// ok is false for a wider value, which needs big.Int, and for one that is
+// not a valid decimal (srcNumericRat says why).
+func srcNumericInt64(raw []byte) (unscaled, den int64, ok bool) {
+	if len(raw) < 8 {
+		return 0, 0, false
+	}
+	ndigits := int(binary.BigEndian.Uint16(raw))
+	weight := int(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	if sign != pgNumericPos && sign != pgNumericNeg || len(raw) != 8+2*ndigits {
+		return 0, 0, false
+	}
+	if ndigits == 0 {
+		return 0, 1, true
+	}
+	exp := weight - (ndigits - 1)
+	if exp < -4 || ndigits+max(exp, 0) > 4 {
+		return 0, 0, false
+	}
+	for i := range ndigits {
+		unscaled = unscaled*10000 + int64(binary.BigEndian.Uint16(raw[8+2*i:]))
+	}
+	for range max(exp, 0) {
+		unscaled *= 10000
+	}
+	if sign == pgNumericNeg {
+		unscaled = -unscaled
+	}
+	den = 1
+	for range -exp {
+		den *= 10000
+	}
+	// den is a power of ten, so what unscaled and den share is 2s and 5s:
+	// dividing those out leaves the fraction in lowest terms, the form
+	// big.Rat keeps, with no gcd to compute.
+	for den%2 == 0 && unscaled%2 == 0 {
+		unscaled, den = unscaled/2, den/2
+	}
+	for den%5 == 0 && unscaled%5 == 0 {
+		unscaled, den = unscaled/5, den/5
+	}
+	return unscaled, den, true
+}
+
 // srcNumericRat decodes PostgreSQL's binary numeric (numeric_send): a
 // count of base-10000 digits, the weight of the first, a sign, the display
 // scale, then the digits. The value is digits[i] * 10000^(weight-i) summed,
@@ -280,40 +384,15 @@ func srcNumericRat(raw []byte) (*big.Rat, error) {
 	if ndigits == 0 {
 		return new(big.Rat), nil
 	}
-	// The value is unscaled * 10000^exp.
-	exp := weight - (ndigits - 1)
-	if exp >= -4 && ndigits+max(exp, 0) <= 4 {
-		// At most 16 decimal digits and 16 places: int64 arithmetic.
-		var unscaled int64
-		for i := range ndigits {
-			unscaled = unscaled*10000 + int64(binary.BigEndian.Uint16(raw[8+2*i:]))
-		}
-		for range max(exp, 0) {
-			unscaled *= 10000
-		}
-		if sign == pgNumericNeg {
-			unscaled = -unscaled
-		}
-		den := int64(1)
-		for range -exp {
-			den *= 10000
-		}
-		// den is a power of ten, so what unscaled and den share is 2s and
-		// 5s: dividing those out leaves the fraction in lowest terms, the
-		// form big.Rat keeps, and setting its denominator directly skips
-		// the gcd that SetFrac64 would compute.
-		for den%2 == 0 && unscaled%2 == 0 {
-			unscaled, den = unscaled/2, den/2
-		}
-		for den%5 == 0 && unscaled%5 == 0 {
-			unscaled, den = unscaled/5, den/5
-		}
+	if unscaled, den, ok := srcNumericInt64(raw); ok {
 		r := new(big.Rat).SetInt64(unscaled)
 		if den != 1 {
 			r.Denom().SetInt64(den) // a reference to r's denominator, after SetInt64
 		}
 		return r, nil
 	}
+	// The value is unscaled * 10000^exp.
+	exp := weight - (ndigits - 1)
 	unscaled := new(big.Int)
 	digit, base := new(big.Int), big.NewInt(10000)
 	for i := range ndigits {

@@ -103,3 +103,51 @@ func TestSourceValuesWithoutConnectForm(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceDecimalsKeepTheirOwnWords: the decimals of a batch share the
+// allocations of their Rats and words; every record still holds its own
+// value, past one slab, and changing one value (as a transform may) changes
+// no other.
+func TestSourceDecimalsKeepTheirOwnWords(t *testing.T) {
+	s := pgtest.Start(t)
+	s.Exec(t, "CREATE TABLE decs (id serial PRIMARY KEY, amount numeric(14,2), whole numeric(12,0))")
+	s.Exec(t, `INSERT INTO decs (amount, whole) SELECT (g - 300) * 1.25, CASE WHEN g % 7 = 0 THEN NULL ELSE g * 1000 END
+		FROM generate_series(1, 700) g`)
+	_, tcs := srcStart(t, srcConfig(s, "table.whitelist", "decs", "batch.max.rows", "600"), 1)
+	recs := srcOpen(t, tcs[0], conformance.NewSourceContext(t, "pg", 0)).pollFor(700)
+	check := func(skip int) {
+		t.Helper()
+		for i, r := range recs[:700] {
+			if i == skip {
+				continue
+			}
+			g := int64(i + 1)
+			if got, want := srcField(r, "amount").(*big.Rat), big.NewRat((g-300)*125, 100); got.Cmp(want) != 0 || got.RatString() != want.RatString() {
+				t.Fatalf("record %d: amount %s, want %s", i, got.RatString(), want.RatString())
+			}
+			w := srcField(r, "whole")
+			if g%7 == 0 {
+				if w != nil {
+					t.Fatalf("record %d: whole %v, want NULL", i, w)
+				}
+				continue
+			}
+			if got := w.(*big.Rat); !got.IsInt() || got.Num().Int64() != g*1000 {
+				t.Fatalf("record %d: whole %s, want %d", i, got.RatString(), g*1000)
+			}
+		}
+	}
+	check(-1)
+	for _, i := range []int{0, 1, 255, 256, 599} {
+		a := srcField(recs[i], "amount").(*big.Rat)
+		a.Add(a, big.NewRat(1, 3))
+		a.Num().Lsh(a.Num(), 200) // wider than the word it had
+		a.Denom().Lsh(a.Denom(), 1)
+		w := srcField(recs[i], "whole").(*big.Rat)
+		w.SetFrac64(-7, 9)
+		check(i)
+		srcField(recs[i], "amount").(*big.Rat).SetFrac64((int64(i+1)-300)*125, 100)
+		w.SetInt64(int64(i+1) * 1000)
+	}
+	check(-1)
+}
