@@ -229,7 +229,7 @@ func runPgTask(ctx context.Context, tb testing.TB, pg *pgtest.Server, rows, batc
 			return 0, err
 		}
 		for _, r := range recs {
-			if _, ok := r.Value.(*connectors.StructValue); !ok || r.Offset[postgres.OffsetIncrementing] != int64(n+1) {
+			if _, ok := r.Value.(*connectors.StructValue); !ok || r.SourceOffset()[postgres.OffsetIncrementing] != int64(n+1) {
 				return 0, fmt.Errorf("record %d: %T value, offset %v", n, r.Value, r.Offset)
 			}
 			n++

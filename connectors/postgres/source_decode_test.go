@@ -70,8 +70,8 @@ func TestSourceRowsKeepTheirOwnValues(t *testing.T) {
 		if got := srcField(r, "qty"); got != int32(g) {
 			t.Fatalf("record %d: qty %v", i, got)
 		}
-		if r.Offset[postgres.OffsetIncrementing] != int64(g) {
-			t.Fatalf("record %d: offset %v", i, r.Offset)
+		if r.SourceOffset()[postgres.OffsetIncrementing] != int64(g) {
+			t.Fatalf("record %d: offset %v", i, r.SourceOffset())
 		}
 	}
 }

@@ -507,18 +507,30 @@ func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 	structs := make([]connectors.StructValue, len(rows))
 	for i, row := range rows {
 		structs[i] = connectors.StructValue{Schema: st.cols.schema, Values: row}
-		off := map[string]any{}
+		slab[i] = connectors.SourceRecord{
+			Partition:   st.partition,
+			Topic:       st.topic,
+			ValueSchema: st.cols.schema,
+			Value:       &structs[i],
+		}
+		recs[i] = &slab[i]
+		var n int64
 		if t.cfg.usesIncrementing() {
-			n, ok := srcRowInt(row[st.cols.inc])
-			if !ok {
+			var ok bool
+			if n, ok = srcRowInt(row[st.cols.inc]); !ok {
 				return fmt.Errorf("%s: incrementing column %q is NULL in a row", st.what, st.cols.cols[st.cols.inc].Name)
 			}
 			f.inc = n
-			if _, isInt64 := row[st.cols.inc].(int64); isInt64 {
-				off[OffsetIncrementing] = row[st.cols.inc] // the row's boxed value: no allocation
-			} else {
-				off[OffsetIncrementing] = n
+			if !t.cfg.usesTimestamp() {
+				// Incrementing mode's offset is one integer: given as
+				// such, not as a map per row (docs/adr/0020).
+				slab[i].OffsetKey, slab[i].OffsetInt = OffsetIncrementing, n
+				continue
 			}
+		}
+		off := map[string]any{} // bulk mode's offset is empty
+		if t.cfg.usesIncrementing() {
+			off[OffsetIncrementing] = n
 		}
 		if t.cfg.usesTimestamp() {
 			ts, ok := t.rowTime(st, row)
@@ -538,14 +550,7 @@ func (t *SourceTask) records(f *srcFetch, rows []srcRow) error {
 			off[OffsetTimestamp] = ts.UnixMilli()
 			off[OffsetTimestampNanos] = int64(ts.Nanosecond())
 		}
-		slab[i] = connectors.SourceRecord{
-			Partition:   st.partition,
-			Offset:      off,
-			Topic:       st.topic,
-			ValueSchema: st.cols.schema,
-			Value:       &structs[i],
-		}
-		recs[i] = &slab[i]
+		slab[i].Offset = off
 	}
 	f.recs = recs
 	return nil

@@ -253,8 +253,8 @@ func TestSourceTypesAndSchema(t *testing.T) {
 	if part["protocol"] != "1" || part["table"] != s.Database()+".public.kinds" {
 		t.Errorf("partition %v", part)
 	}
-	if rec.Offset["incrementing"] != int64(1) || recs[1].Offset["incrementing"] != int64(2) {
-		t.Errorf("offsets %v %v", rec.Offset, recs[1].Offset)
+	if rec.SourceOffset()["incrementing"] != int64(1) || recs[1].SourceOffset()["incrementing"] != int64(2) {
+		t.Errorf("offsets %v %v", rec.SourceOffset(), recs[1].SourceOffset())
 	}
 }
 
@@ -429,8 +429,8 @@ func TestSourceQueryMode(t *testing.T) {
 	if got[0].Topic != "big-orders" || srcField(got[0], "name") != "bob" || srcField(got[1], "name") != "ann" {
 		t.Fatalf("records %v", srcValues(got))
 	}
-	if got[0].Partition["query"] != "query" || got[1].Offset["incrementing"] != int64(3) {
-		t.Fatalf("partition %v offset %v", got[0].Partition, got[1].Offset)
+	if got[0].Partition["query"] != "query" || got[1].SourceOffset()["incrementing"] != int64(3) {
+		t.Fatalf("partition %v offset %v", got[0].Partition, got[1].SourceOffset())
 	}
 	s.Exec(t, "INSERT INTO orders (cust, total) VALUES (2, 5), (2, 50)")
 	if more := r.pollFor(1); srcField(more[0], "id") != int32(5) {
