@@ -78,8 +78,15 @@ type SourceTask struct {
 	pos        int64         // file position of buf[start]
 	// stdinOffset is the offset of every line read from standard input.
 	stdinOffset map[string]any
-	err         error // a read error to report once the records before it are out
-	closed      bool
+	// text is the pending bytes of one poll as a string, from file
+	// position textPos: a poll's lines are substrings of it, one string
+	// conversion for many lines rather than one each. It is dropped at the
+	// end of each poll (readBatch), so an idle task holds none; the
+	// records of a poll keep it until the runtime is done with them.
+	text    string
+	textPos int64
+	err     error // a read error to report once the records before it are out
+	closed  bool
 }
 
 func (t *SourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
@@ -367,7 +374,7 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 	var recs []*connectors.SourceRecord
 	// A slab's unused rest is not kept between polls: an idle task holds
 	// no records' memory.
-	defer func() { t.slab, t.slabNext = nil, 0 }()
+	defer func() { t.slab, t.slabNext, t.text = nil, 0, "" }()
 	for len(recs) < t.batchSize {
 		if line, ok := t.nextLine(); ok {
 			recs = append(recs, t.record(line))
@@ -455,7 +462,13 @@ func (t *SourceTask) nextLine() (string, bool) {
 	}
 	until += t.scanned
 	next += t.scanned
-	line := string(p[:until])
+	// Bytes at a file position never change, so a line inside text is
+	// text's substring there; otherwise text becomes every pending byte.
+	at := t.pos - t.textPos
+	if t.text == "" || at < 0 || at+int64(until) > int64(len(t.text)) {
+		t.text, t.textPos, at = string(p), t.pos, 0
+	}
+	line := t.text[at : at+int64(until)]
 	t.start += next
 	t.pos += int64(next)
 	t.scanned = 0

@@ -124,7 +124,16 @@ type keyMemo struct {
 // key is the string it holds, with the same schema and topic.
 func (m *keyMemo) convert(kc converters.Converter, rec *connectors.SourceRecord) ([]byte, error) {
 	s, isString := rec.Key.(string)
-	if isString && m.held && s == m.key && rec.KeySchema == m.schema && rec.Topic == m.topic {
+	if !isString {
+		// A null key (most file and log sources) or another type: nothing
+		// to remember, and the memo is left alone unless it holds
+		// something, so that a run of null keys writes nothing.
+		if m.held {
+			*m = keyMemo{}
+		}
+		return kc.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	}
+	if m.held && s == m.key && rec.KeySchema == m.schema && rec.Topic == m.topic {
 		return m.bytes, nil
 	}
 	b, err := kc.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
@@ -132,10 +141,6 @@ func (m *keyMemo) convert(kc converters.Converter, rec *connectors.SourceRecord)
 		*m = keyMemo{}
 		return nil, err
 	}
-	if isString {
-		*m = keyMemo{topic: rec.Topic, schema: rec.KeySchema, key: s, bytes: b, held: true}
-	} else {
-		*m = keyMemo{}
-	}
+	*m = keyMemo{topic: rec.Topic, schema: rec.KeySchema, key: s, bytes: b, held: true}
 	return b, nil
 }
