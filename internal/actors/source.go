@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -165,7 +166,10 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		}
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
-	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
+	// A map of the task's own, as Connect hands each start a fresh one:
+	// p.taskConfig may be the config log's shared map. Not kept here once
+	// Open returns.
+	err = p.task.Open(octx, taskContext{p.taskRun}, maps.Clone(p.taskConfig))
 	cancel()
 	defer func() {
 		if cerr := p.task.Close(); cerr != nil {
