@@ -809,8 +809,10 @@ type boundedCache[K comparable, V any] struct {
 	max int
 }
 
+// newBoundedCache makes an empty cache; its map is made by the first put,
+// so that a converter that never sees a record (an idle task's) holds none.
 func newBoundedCache[K comparable, V any](max int) *boundedCache[K, V] {
-	return &boundedCache[K, V]{m: map[K]V{}, max: max}
+	return &boundedCache[K, V]{max: max}
 }
 
 func (c *boundedCache[K, V]) get(k K) (V, bool) {
@@ -826,6 +828,9 @@ func (c *boundedCache[K, V]) put(k K, v V) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[K]V)
+	}
 	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
 		for old := range c.m {
 			delete(c.m, old)

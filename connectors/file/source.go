@@ -43,7 +43,10 @@ const (
 // SourceTask is FileStreamSourceTask: it tails one file (or stdin) and emits
 // one record per line.
 type SourceTask struct {
-	log       zerolog.Logger
+	// log is the task context's logger, shared: each line adds
+	// connector_class itself (logEvent), where a child logger would hold a
+	// 500-byte context buffer of its own for every task, idle or not.
+	log       *zerolog.Logger
 	path      string // empty: stdin
 	topic     string
 	batchSize int
@@ -95,9 +98,9 @@ func (t *SourceTask) Open(_ context.Context, tc connectors.SourceTaskContext, co
 		return err
 	}
 	if l := tc.Logger(); l != nil {
-		t.log = l.With().Str("connector_class", "FileStreamSource").Logger()
+		t.log = l
 	} else {
-		t.log = zerolog.Nop()
+		t.log = &nopLogger
 	}
 	t.path = cfg.String(FileKey)
 	t.topic = cfg.String(TopicKey)
@@ -178,7 +181,7 @@ func (t *SourceTask) openFile() (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		if !t.warned {
 			t.warned = true
-			t.log.Warn().Str("file", t.path).Msg("file does not exist yet; waiting for it to be created")
+			t.logEvent(t.log.Warn()).Str("file", t.path).Msg("file does not exist yet; waiting for it to be created")
 		}
 		return false, nil
 	}
@@ -196,7 +199,7 @@ func (t *SourceTask) openFile() (bool, error) {
 	}
 	if !st.Mode().IsRegular() {
 		if t.startAt > 0 {
-			t.log.Warn().Str("file", t.path).Int64("position", t.startAt).
+			t.logEvent(t.log.Warn()).Str("file", t.path).Int64("position", t.startAt).
 				Msg("not a regular file, cannot seek to the committed position; reading from the start of the stream")
 		}
 		t.stream = newAsyncReader(f, f)
@@ -205,7 +208,7 @@ func (t *SourceTask) openFile() (bool, error) {
 	}
 	if t.startAt > 0 {
 		if st.Size() < t.startAt {
-			t.log.Warn().Str("file", t.path).Int64("position", t.startAt).Int64("size", st.Size()).
+			t.logEvent(t.log.Warn()).Str("file", t.path).Int64("position", t.startAt).Int64("size", st.Size()).
 				Msg("file is shorter than the committed position; lines before it are skipped")
 		}
 		if _, err := f.Seek(t.startAt, io.SeekStart); err != nil {
@@ -224,7 +227,7 @@ func (t *SourceTask) openFile() (bool, error) {
 	// system only slowly.
 	t.released = true
 	if t.warned {
-		t.log.Info().Str("file", t.path).Msg("file appeared; reading it")
+		t.logEvent(t.log.Info()).Str("file", t.path).Msg("file appeared; reading it")
 	}
 	return true, nil
 }
@@ -663,4 +666,12 @@ func (a *asyncReader) close() error {
 		return a.f.Close()
 	}
 	return nil
+}
+
+var nopLogger = zerolog.Nop()
+
+// logEvent adds the field a child logger with connector_class would have put
+// first, so lines read as before.
+func (t *SourceTask) logEvent(e *zerolog.Event) *zerolog.Event {
+	return e.Str("connector_class", "FileStreamSource")
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -142,7 +143,9 @@ func (r *connectorRun) start() {
 		}
 		conn := st.plugin.New()
 		sctx, scancel := context.WithTimeout(ctx, startTimeout)
-		err = conn.Start(sctx, &connectorContext{name: r.name, log: r.log, run: r}, st.config)
+		// The plugin gets a map of its own, as Connect hands each start
+		// a fresh one: st.config may be the config log's shared map.
+		err = conn.Start(sctx, &connectorContext{name: r.name, log: r.log, run: r}, maps.Clone(st.config))
 		scancel()
 		if err != nil {
 			return fmt.Errorf("start connector: %w", err)

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -107,6 +108,9 @@ func (r *taskRun) build() (p pipeline, kind string, closeChain func(), err error
 	case connectors.SourceConnector:
 		return &sourcePipeline{taskRun: r, task: conn.NewTask(), conn: conn, connConfig: st.config, codec: c, keys: keys}, metrics.KindSource, closeChain, nil
 	case connectors.SinkConnector:
+		// The sink task's Open gets r.taskConfig: a map of its own, as the
+		// source's gets (sourcePipeline.run), not the config log's shared one.
+		r.taskConfig = maps.Clone(r.taskConfig)
 		return &sinkPipeline{taskRun: r, task: conn.NewTask(), codec: c, keys: keys}, metrics.KindSink, closeChain, nil
 	default:
 		closeChain()

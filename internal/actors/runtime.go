@@ -160,6 +160,8 @@ type Runtime struct {
 	leases *leases
 	// producers are the connectors' own producers (clients.go).
 	producers ownProducers
+	// polls ends the source tasks' Polls at their deadlines (pollctx.go).
+	polls pollGrid
 
 	mu      sync.Mutex
 	stopped bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -168,7 +169,10 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		}
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
-	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
+	// A map of the task's own, as Connect hands each start a fresh one:
+	// p.taskConfig may be the config log's shared map. Not kept here once
+	// Open returns.
+	err = p.task.Open(octx, taskContext{p.taskRun}, maps.Clone(p.taskConfig))
 	cancel()
 	defer func() {
 		if cerr := p.task.Close(); cerr != nil {
@@ -242,7 +246,9 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		pctx, cancel := context.WithDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
+		// The grid's context, not context.WithDeadline's: no goroutine per
+		// Poll that reaches its deadline (pollGrid).
+		pctx, cancel := p.rt.polls.withDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {

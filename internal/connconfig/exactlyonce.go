@@ -2,6 +2,7 @@ package connconfig
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -109,8 +110,9 @@ func refuseNonIdempotent(props map[string]string, prefix string, ce *connectors.
 }
 
 // CanDefineTransactionBoundaries reports whether conn says its tasks can
-// define their transactions with config.
+// define their transactions with config. The plugin gets a copy: config may
+// be the config log's shared map (state.ConfigLog.Snapshot).
 func CanDefineTransactionBoundaries(conn connectors.Connector, config map[string]string) bool {
 	d, ok := conn.(connectors.TransactionBoundaryDefiner)
-	return ok && d.CanDefineTransactionBoundaries(config)
+	return ok && d.CanDefineTransactionBoundaries(maps.Clone(config))
 }

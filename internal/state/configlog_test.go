@@ -57,11 +57,22 @@ func TestConfigLogPutAndDelete(t *testing.T) {
 	if s.Offset != 1 {
 		t.Fatalf("Offset %d, want 1", s.Offset)
 	}
-	// The snapshot is a copy.
-	conn.Config["file"] = "changed"
-	if c.Snapshot().Connectors["my-conn"].Config["file"] != "/in.txt" {
-		t.Fatal("mutating a snapshot changed the log's state")
+	// Snapshots share the log's maps (read-only): a new config replaces
+	// the map, so a snapshot taken before still reads the old config.
+	cfg2 := map[string]string{"connector.class": "FileStreamSource", "file": "/in2.txt"}
+	if err := c.PutConnectorConfig(ctx, "my-conn", cfg2); err != nil {
+		t.Fatal(err)
 	}
+	if conn.Config["file"] != "/in.txt" {
+		t.Fatalf("a later config changed an earlier snapshot's: %v", conn.Config)
+	}
+	if got := c.Snapshot().Connectors["my-conn"].Config; !reflect.DeepEqual(got, cfg2) {
+		t.Fatalf("after a second put: %v", got)
+	}
+	if err := c.PutConnectorConfig(ctx, "my-conn", cfg); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Changes()
 
 	if err := c.PutTargetState(ctx, "my-conn", TargetPaused); err != nil {
 		t.Fatal(err)
@@ -441,8 +452,7 @@ func TestConfigLogTaskCountRecords(t *testing.T) {
 	}
 }
 
-// Connector and Names answer as Snapshot does, one connector at a time,
-// with copies the caller may change.
+// Connector and Names answer as Snapshot does, one connector at a time.
 func TestConfigLogConnectorIsOneOfTheSnapshot(t *testing.T) {
 	c := startConfigLog(t, newCluster(t), zerolog.Nop())
 	ctx := testCtx(t)
@@ -471,10 +481,20 @@ func TestConfigLogConnectorIsOneOfTheSnapshot(t *testing.T) {
 	if !reflect.DeepEqual(names, []string{"a", "b"}) {
 		t.Errorf("Names() = %v", names)
 	}
+	// The maps are shared and read-only (Snapshot); the Tasks slice is the
+	// caller's, and later records replace maps rather than change them.
 	got, _ := c.Connector("a")
-	got.Config["k"] = "changed"
-	got.Tasks[0]["t"] = "changed"
-	if again, _ := c.Connector("a"); again.Config["k"] != "v" || again.Tasks[0]["t"] != "0" {
-		t.Errorf("a change to a copy reached the log: %+v", again)
+	got.Tasks[0] = map[string]string{"t": "changed"}
+	if err := c.PutConnectorConfig(ctx, "a", map[string]string{"connector.class": "X", "k": "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutTaskConfigs(ctx, "a", []map[string]string{{"t": "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Connector("a"); again.Config["k"] != "v2" || len(again.Tasks) != 1 || again.Tasks[0]["t"] != "2" {
+		t.Errorf("after new configs: %+v", again)
+	}
+	if got.Config["k"] != "v" || got.Tasks[1]["t"] != "1" {
+		t.Errorf("new configs changed what an earlier Connector returned: %+v", got)
 	}
 }
