@@ -205,6 +205,25 @@ func (t *SinkTask) awaitSync() error {
 	return t.failed
 }
 
+// Assigned is part of connectors.PartitionAware; nothing to do.
+func (t *SinkTask) Assigned(context.Context, []connectors.TopicPartition) error { return nil }
+
+// Revoked forgets what the task knows synced of partitions that leave it:
+// their offsets are committed by now, and the group's offset may move past
+// them under their next owner, so a stale durable offset returned if they
+// came back would move the group's offset back.
+func (t *SinkTask) Revoked(_ context.Context, partitions []connectors.TopicPartition) error {
+	for _, tp := range partitions {
+		delete(t.durable, tp)
+		if t.syncing != nil {
+			// The fsync's goroutine never reads offsets; awaitSync
+			// does, and the runtime calls the task one call at a time.
+			delete(t.syncing.offsets, tp)
+		}
+	}
+	return nil
+}
+
 // PreCommit writes out the buffer, and returns the offsets whose lines a
 // completed fsync made durable (invariant 1): if lines were written since
 // the last fsync began, it starts another that covers offsets and returns
