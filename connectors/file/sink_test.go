@@ -66,6 +66,11 @@ func TestRoundTrip100k(t *testing.T) {
 		t.Fatalf("%d lines beyond the 100000", len(extra))
 	}
 	tp := connectors.TopicPartition{Topic: "t"}
+	// The first PreCommit starts the fsync, the second (nothing written
+	// since) waits for it and declares everything durable.
+	if _, err := sink.PreCommit(context.Background(), map[connectors.TopicPartition]int64{tp: offset}); err != nil {
+		t.Fatal(err)
+	}
 	got, err := sink.PreCommit(context.Background(), map[connectors.TopicPartition]int64{tp: offset})
 	if err != nil || got[tp] != offset {
 		t.Fatalf("PreCommit = %v, %v", got, err)
@@ -234,6 +239,69 @@ func TestSinkWriteReachesTheFile(t *testing.T) {
 	}
 }
 
+// TestSinkPreCommitDeclaresSyncedOffsets checks that PreCommit returns only
+// offsets whose lines a completed fsync covered: what was written since the
+// last PreCommit waits for the next one, and a PreCommit with nothing new
+// written declares everything it was given.
+func TestSinkPreCommitDeclaresSyncedOffsets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	task := &SinkTask{}
+	if err := task.Open(context.Background(), conformance.NewSinkContext(t, "s", 0), map[string]string{"file": path}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close()
+	a, b := connectors.TopicPartition{Topic: "t", Partition: 0}, connectors.TopicPartition{Topic: "t", Partition: 1}
+	write := func(values ...string) {
+		t.Helper()
+		batch := make([]*connectors.SinkRecord, len(values))
+		for i, v := range values {
+			batch[i] = &connectors.SinkRecord{Value: v}
+		}
+		if err := task.Write(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	preCommit := func(offsets map[connectors.TopicPartition]int64, want map[connectors.TopicPartition]int64) {
+		t.Helper()
+		got, err := task.PreCommit(context.Background(), offsets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("PreCommit(%v) = %v, want %v", offsets, got, want)
+		}
+		for tp, off := range want {
+			if got[tp] != off {
+				t.Fatalf("PreCommit(%v) = %v, want %v", offsets, got, want)
+			}
+		}
+	}
+	write("a0", "a1", "b0")
+	// Nothing synced yet: nothing is safe.
+	preCommit(map[connectors.TopicPartition]int64{a: 2, b: 1}, map[connectors.TopicPartition]int64{})
+	write("a2")
+	// The fsync the last call started covers a0, a1 and b0.
+	preCommit(map[connectors.TopicPartition]int64{a: 3, b: 1}, map[connectors.TopicPartition]int64{a: 2, b: 1})
+	// Nothing written since: the fsync under way covers everything.
+	preCommit(map[connectors.TopicPartition]int64{a: 3, b: 1}, map[connectors.TopicPartition]int64{a: 3, b: 1})
+	// Partition a read again from offset 1 (a rebalance): its lines up to
+	// offset 3 are durable already, but no offset beyond what it is given.
+	write("a1")
+	preCommit(map[connectors.TopicPartition]int64{a: 2}, map[connectors.TopicPartition]int64{a: 2})
+	if got, err := os.ReadFile(path); err != nil || string(got) != "a0\na1\nb0\na2\na1\n" {
+		t.Fatalf("file %q, %v", got, err)
+	}
+	// Partition b leaves the task and comes back at offset 7 (its next
+	// owner committed up to there): what the task synced of it before
+	// must not be returned, or the group's offset would move back to 1.
+	if err := task.Revoked(context.Background(), []connectors.TopicPartition{b}); err != nil {
+		t.Fatal(err)
+	}
+	write("b7")
+	preCommit(map[connectors.TopicPartition]int64{a: 2, b: 8}, map[connectors.TopicPartition]int64{a: 2})
+	preCommit(map[connectors.TopicPartition]int64{a: 2, b: 8}, map[connectors.TopicPartition]int64{a: 2, b: 8})
+}
+
 // TestSinkFailureSticks checks that after a failed write no later PreCommit
 // succeeds: the lines lost with it must be redelivered (invariant 1).
 func TestSinkFailureSticks(t *testing.T) {
@@ -248,8 +316,12 @@ func TestSinkFailureSticks(t *testing.T) {
 	// Closing the descriptor under the task makes its next write fail.
 	task.f.Close()
 	tp := connectors.TopicPartition{Topic: "t"}
-	if _, err := task.PreCommit(context.Background(), map[connectors.TopicPartition]int64{tp: 1}); err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("PreCommit after a failed write: %v", err)
+	// The fsync runs in the background: this PreCommit may not know yet
+	// that it fails, but it must declare nothing durable.
+	if got, err := task.PreCommit(context.Background(), map[connectors.TopicPartition]int64{tp: 1}); err == nil && len(got) > 0 {
+		t.Fatalf("PreCommit after a failed fsync returned %v", got)
+	} else if err != nil && !strings.Contains(err.Error(), path) {
+		t.Fatalf("PreCommit after a failed fsync: %v", err)
 	}
 	if err := task.Write(context.Background(), []*connectors.SinkRecord{{Value: "b"}}); err == nil {
 		t.Fatal("Write after a failed write succeeded")
