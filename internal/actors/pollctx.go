@@ -111,14 +111,15 @@ func (g *pollGrid) fire() {
 	}
 }
 
-// forget takes c off the grid, when it ended otherwise or is cancelled. Its
-// bucket stays, empty or not, until its deadline: the next Poll of the
-// tasks on the same tick usually wants it again, and fire drops it.
+// forget takes c off the grid, when it ended otherwise or is cancelled.
 func (g *pollGrid) forget(c *pollCtx) {
 	k := c.deadline.UnixNano()
 	g.mu.Lock()
 	if b := g.due[k]; b != nil {
 		delete(b.ctxs, c)
+		if len(b.ctxs) == 0 {
+			delete(g.due, k)
+		}
 	}
 	g.mu.Unlock()
 }
