@@ -160,8 +160,6 @@ type Runtime struct {
 	leases *leases
 	// producers are the connectors' own producers (clients.go).
 	producers ownProducers
-	// polls ends the source tasks' Polls at their deadlines (pollctx.go).
-	polls pollGrid
 
 	mu      sync.Mutex
 	stopped bool

@@ -246,9 +246,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		// The grid's context, not context.WithDeadline's: no goroutine per
-		// Poll that reaches its deadline (pollGrid).
-		pctx, cancel := p.rt.polls.withDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
+		pctx, cancel := context.WithDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
