@@ -97,6 +97,20 @@ func TestSinkOffsetsOverHTTP(t *testing.T) {
 	if _, err := s.env.Admin.CreateTopic(ctxT(t), 1, -1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
+	// Apache Kafka answers CreateTopics once its controller has the topic;
+	// the broker's own metadata, which the group coordinator checks an
+	// offset commit against, catches up a moment later (an alter at once
+	// failed with UNKNOWN_TOPIC_OR_PARTITION in CI once).
+	testutil.Eventually(t, 20*time.Second, "the topic in the broker's metadata", func() error {
+		td, err := s.env.Admin.ListTopics(ctxT(t), topic)
+		if err != nil {
+			return err
+		}
+		if err := td.Error(); err != nil {
+			return err
+		}
+		return td[topic].Err
+	})
 	_, url := s.create(t, controltest.SinkConfig("topics", topic), "STOPPED")
 	wantOK(t, do(t, "GET", url, ""), map[string]any{"offsets": []any{}})
 	wantOK(t, do(t, "PATCH", url, `{"offsets": [{"partition": {"kafka_topic": "`+topic+`", "kafka_partition": 0}, "offset": {"kafka_offset": 0}}]}`),
