@@ -72,6 +72,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	stopPace, err := f.startGCPace(log)
+	if err != nil {
+		return err
+	}
+	defer stopPace()
 	// Before the broker starts, so that a typo costs nothing.
 	if *registryAddr != "off" {
 		if _, _, err := net.SplitHostPort(*registryAddr); err != nil {

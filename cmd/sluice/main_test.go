@@ -208,6 +208,8 @@ func TestBadEnvironmentValueNamesVariable(t *testing.T) {
 		{"SLUICE_LOG_LEVEL", "chatty", worker},
 		{"SLUICE_LOG_FORMAT", "xml", worker},
 		{"SLUICE_REPLICATION_FACTOR", "0", worker},
+		{"SLUICE_GC_HEADROOM_MIB", "-1", worker},
+		{"SLUICE_GC_HEADROOM_MIB", "-1", []string{"dev", "--kafka-addr", testutil.Occupied(t), "--rest-addr", testutil.Occupied(t), "--data-dir", t.TempDir()}},
 		{"SLUICE_LOG_LEVEL", "chatty", []string{"broker", "--addr", testutil.Occupied(t), "--data-dir", t.TempDir()}},
 	} {
 		t.Run(tc.env+"="+tc.value+"/"+tc.args[0], func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/gcpace"
 	"github.com/sluice-io/sluice/internal/javaprops"
 	"github.com/sluice-io/sluice/internal/rest"
 	"github.com/sluice-io/sluice/internal/worker"
@@ -83,6 +84,9 @@ type workerFlags struct {
 	metrics bool
 	// pprof serves Go's profiles at /debug/pprof/ (off by default).
 	pprof bool
+	// gcHeadroomMiB is the heap a busy worker may allocate past its live
+	// heap before Go collects (internal/gcpace); 0 keeps Go's default.
+	gcHeadroomMiB int
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
 	clusterSec clusterSecFlags
@@ -134,7 +138,16 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
 	fs.BoolVar(&f.metrics, "metrics", true, "record metrics and serve them at GET /metrics (Prometheus text and OpenMetrics); --metrics=false records nothing")
 	fs.BoolVar(&f.pprof, "pprof", false, "serve Go's runtime profiles (CPU, heap, goroutines) at /debug/pprof/ on the REST listeners, behind the REST API's authentication, for `go tool pprof`")
+	fs.IntVar(&f.gcHeadroomMiB, "gc-headroom-mib", gcpace.DefaultHeadroom>>20, "while the worker allocates fast (moving records), let its heap grow this many MiB past what is live before Go's garbage collector runs, instead of GOGC's 100% of it: less CPU for a bounded amount of memory; idle, the collector runs at Go's default. 0 turns it off; GOGC in the environment also does")
 	f.logFlags.register(fs)
+}
+
+// startGCPace paces the collector as --gc-headroom-mib says, until stop.
+func (f *workerFlags) startGCPace(log zerolog.Logger) (stop func(), err error) {
+	if f.gcHeadroomMiB < 0 || f.gcHeadroomMiB > 1<<20 {
+		return nil, usageError{fmt.Errorf("--gc-headroom-mib (or SLUICE_GC_HEADROOM_MIB) %d: want 0 (off) to %d", f.gcHeadroomMiB, 1<<20)}
+	}
+	return gcpace.Start(gcpace.Options{Headroom: uint64(f.gcHeadroomMiB) << 20, Log: log}), nil
 }
 
 // workerConfig is the worker's Config from the parsed flags (fs) and the
@@ -330,6 +343,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	stopPace, err := f.startGCPace(log)
+	if err != nil {
+		return err
+	}
+	defer stopPace()
 	w, err := worker.Start(cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,264 @@
+// Package gcpace lets a busy worker's heap grow a fixed headroom past its
+// live heap before Go collects it, and gives Go's default back once the
+// worker is idle (ADR 0021).
+//
+// Go collects when the heap has grown by GOGC percent (100 by default) of
+// what the last collection found live, plus stacks and globals. A worker's
+// live heap is small (15-20 MB), and moving records allocates hundreds of
+// megabytes a second, so at the default it collects many times a second:
+// marking, write barriers and assists were a fifth of a busy worker's CPU.
+// The collector's work per second is about the allocation rate times the
+// live heap over the room it leaves, so a fixed room (the headroom) in
+// place of "as much again as is live" cuts it by that ratio, for memory
+// that is bounded and known in advance. An idle worker allocates little;
+// there the headroom would only let its resident set grow, so the pacer
+// keeps the default until the worker allocates fast.
+package gcpace
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultHeadroom is the heap a busy worker may allocate past its live heap
+// before a collection: about what GOGC=400 gives a worker of 16 MB live,
+// where the measured CPU of the record path fell by a fifth to a quarter.
+const DefaultHeadroom = 64 << 20
+
+// The rate and the quiet time that tell busy from idle. Busy is allocating
+// at least headroom/8 a second (8 MiB/s at the default): at that rate the
+// default GOGC would collect a 16 MB worker every two seconds, and below
+// it the collector's work is too small to matter. Idle starts after ten
+// intervals in a row under that rate, so that a worker that pauses between
+// batches keeps its headroom.
+const (
+	busyDivisor  = 8
+	quietSamples = 10
+	// maxPercent bounds GOGC when the live heap is tiny: a test binary or
+	// a worker that has just started would otherwise get thousands.
+	maxPercent = 1000
+)
+
+// sample is what the pacer decides on: bytes allocated over an interval,
+// and GOGC's base at the last collection (live heap, stacks and globals
+// scanned).
+type sample struct {
+	allocated uint64
+	elapsed   time.Duration
+	base      uint64
+}
+
+// pacer is the decision, apart from the runtime, so that tests can drive
+// it with samples.
+type pacer struct {
+	headroom uint64
+	// idlePercent is GOGC when idle: Go's default, or what the process
+	// started with.
+	idlePercent int
+	busy        bool
+	quiet       int
+}
+
+// observe takes one interval's sample and returns the GOGC percent the
+// process should run at.
+func (p *pacer) observe(s sample) int {
+	secs := s.elapsed.Seconds()
+	if secs <= 0 {
+		return p.percent(s.base)
+	}
+	if float64(s.allocated)/secs >= float64(p.headroom/busyDivisor) {
+		p.busy, p.quiet = true, 0
+	} else if p.busy {
+		p.quiet++
+		if p.quiet >= quietSamples {
+			p.busy, p.quiet = false, 0
+		}
+	}
+	return p.percent(s.base)
+}
+
+// percent is the GOGC that puts the heap goal at the live heap plus the
+// headroom while busy: the goal is live + base*GOGC/100. It never goes
+// below the idle percent: a worker whose live heap outgrows the headroom
+// collects as it would without the pacer.
+func (p *pacer) percent(base uint64) int {
+	if !p.busy {
+		return p.idlePercent
+	}
+	if base == 0 {
+		base = 1
+	}
+	pc := p.headroom * 100 / base
+	switch {
+	case pc > maxPercent:
+		return maxPercent
+	case pc < uint64(p.idlePercent):
+		return p.idlePercent
+	}
+	return int(pc)
+}
+
+// Options configure Start.
+type Options struct {
+	// Headroom is the heap a busy worker may allocate past its live heap
+	// before a collection; 0 leaves the collector at Go's default.
+	Headroom uint64
+	// Interval is how often the allocation rate is read; default 1 s.
+	Interval time.Duration
+	Log      zerolog.Logger
+}
+
+// Start paces the collector until stop is called, which puts GOGC back to
+// what it was. It does nothing when the operator has set GOGC in the
+// environment (theirs wins) or Headroom is 0. GOMEMLIMIT, if set, still
+// caps the heap: Go collects at whichever of the two goals comes first.
+func Start(o Options) (stop func()) {
+	if o.Headroom == 0 {
+		return func() {}
+	}
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		o.Log.Debug().Str("GOGC", v).Msg("GOGC is set: the collector is left as it says (no busy headroom)")
+		return func() {}
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	r := &runner{
+		p:       pacer{headroom: o.Headroom},
+		log:     o.Log,
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	r.samples = []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/scan/stack:bytes"},
+		{Name: "/gc/scan/globals:bytes"},
+		{Name: "/gc/gogc:percent"},
+	}
+	metrics.Read(r.samples)
+	r.p.idlePercent = int(r.samples[4].Value.Uint64())
+	r.set = r.p.idlePercent
+	r.lastAlloc, r.lastAt = r.samples[0].Value.Uint64(), time.Now()
+	r.armGCHook()
+	go r.loop(o.Interval)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(r.done)
+			<-r.stopped
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.set != r.p.idlePercent {
+				debug.SetGCPercent(r.p.idlePercent)
+				r.set = r.p.idlePercent
+			}
+		})
+	}
+}
+
+type runner struct {
+	log     zerolog.Logger
+	done    chan struct{}
+	stopped chan struct{}
+
+	mu        sync.Mutex
+	p         pacer
+	samples   []metrics.Sample
+	set       int // the GOGC percent last set
+	lastAlloc uint64
+	lastAt    time.Time
+}
+
+func (r *runner) loop(interval time.Duration) {
+	defer close(r.stopped)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case now := <-t.C:
+			r.tick(now)
+		}
+	}
+}
+
+// tick reads the allocation rate and moves between busy and idle.
+func (r *runner) tick(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	metrics.Read(r.samples)
+	alloc := r.samples[0].Value.Uint64()
+	wasBusy := r.p.busy
+	pc := r.p.observe(sample{allocated: alloc - r.lastAlloc, elapsed: now.Sub(r.lastAt), base: r.base()})
+	r.lastAlloc, r.lastAt = alloc, now
+	if r.p.busy != wasBusy {
+		if r.p.busy {
+			r.log.Debug().Int("gogc", pc).Uint64("headroom_bytes", r.p.headroom).Msg("busy: the heap may grow by the headroom before a collection")
+		} else {
+			r.log.Debug().Int("gogc", pc).Msg("idle: the collector is back at its default pace")
+		}
+	}
+	r.apply(pc)
+}
+
+// afterGC runs after each collection: the live heap it found moves the
+// busy goal with it at once, rather than up to an interval later, so a
+// heap that grows fast is never left with a goal many times its size.
+func (r *runner) afterGC() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.p.busy {
+		return
+	}
+	metrics.Read(r.samples)
+	r.apply(r.p.percent(r.base()))
+}
+
+func (r *runner) base() uint64 {
+	return r.samples[1].Value.Uint64() + r.samples[2].Value.Uint64() + r.samples[3].Value.Uint64()
+}
+
+// apply sets GOGC when it moved by more than an eighth: each change
+// recomputes the heap goal, and small moves buy nothing.
+func (r *runner) apply(pc int) {
+	d := pc - r.set
+	if d < 0 {
+		d = -d
+	}
+	if pc == r.set || (d*8 < r.set && pc != r.p.idlePercent) {
+		return
+	}
+	debug.SetGCPercent(pc)
+	r.set = pc
+}
+
+// gcSentinel is allocated for its cleanup, which runs after the collection
+// that frees it. It holds a pointer so that it is never one of the tiny
+// allocations that share a block (whose cleanups may never run).
+type gcSentinel struct {
+	_ *byte
+	_ [8]byte
+}
+
+// armGCHook calls afterGC after the next collection, and rearms itself
+// there, until stop.
+func (r *runner) armGCHook() {
+	s := new(gcSentinel)
+	runtime.AddCleanup(s, func(r *runner) {
+		select {
+		case <-r.done:
+			return
+		default:
+		}
+		r.afterGC()
+		r.armGCHook()
+	}, r)
+}

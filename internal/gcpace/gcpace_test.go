@@ -1,0 +1,193 @@
+package gcpace
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+const mib = 1 << 20
+
+// second is one interval's sample: allocated bytes in one second, and a
+// GOGC base of 16 MiB.
+func second(allocated uint64) sample {
+	return sample{allocated: allocated, elapsed: time.Second, base: 16 * mib}
+}
+
+func TestPacerStaysAtTheDefaultWhileAllocationIsSlow(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 100}
+	for i := range 30 {
+		// 7.9 MiB/s is just under the busy rate (headroom/8).
+		if pc := p.observe(second(64*mib/8 - 100_000)); pc != 100 || p.busy {
+			t.Fatalf("interval %d: GOGC %d busy %v; want 100 and idle", i, pc, p.busy)
+		}
+	}
+}
+
+func TestPacerGivesTheHeadroomWhenBusy(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 100}
+	if pc := p.observe(second(200 * mib)); pc != 400 || !p.busy {
+		t.Fatalf("200 MiB/s with a 16 MiB base: GOGC %d busy %v; want 400 (goal = live + 64 MiB)", pc, p.busy)
+	}
+	// The goal follows the live heap: a larger one gets a smaller percent,
+	// never below the default.
+	if pc := p.observe(sample{allocated: 200 * mib, elapsed: time.Second, base: 32 * mib}); pc != 200 {
+		t.Errorf("32 MiB base: GOGC %d, want 200", pc)
+	}
+	if pc := p.observe(sample{allocated: 200 * mib, elapsed: time.Second, base: 256 * mib}); pc != 100 {
+		t.Errorf("256 MiB base, larger than the headroom: GOGC %d, want the default 100", pc)
+	}
+	if pc := p.observe(sample{allocated: 200 * mib, elapsed: time.Second, base: 1024}); pc != maxPercent {
+		t.Errorf("a tiny base: GOGC %d, want the cap %d", pc, maxPercent)
+	}
+}
+
+func TestPacerGoesIdleOnlyAfterAQuietSpell(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 100}
+	p.observe(second(100 * mib))
+	// Nine quiet seconds, then a busy one: the spell starts again.
+	for range quietSamples - 1 {
+		if p.observe(second(7 * mib)); !p.busy {
+			t.Fatal("went idle before a whole quiet spell")
+		}
+	}
+	p.observe(second(8 * mib))
+	for i := range quietSamples - 1 {
+		if p.observe(second(mib)); !p.busy {
+			t.Fatalf("went idle %d seconds into the second spell; a busy second should restart it", i+1)
+		}
+	}
+	if pc := p.observe(second(mib)); pc != 100 || p.busy {
+		t.Fatalf("after %d quiet seconds: GOGC %d busy %v; want 100 and idle", quietSamples, pc, p.busy)
+	}
+}
+
+func TestPacerKeepsAnIdlePercentOtherThanGos(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 50}
+	if pc := p.observe(second(0)); pc != 50 {
+		t.Errorf("idle: GOGC %d, want the process's own 50", pc)
+	}
+	if pc := p.observe(sample{allocated: 200 * mib, elapsed: time.Second, base: 512 * mib}); pc != 50 {
+		t.Errorf("busy with a live heap past the headroom: GOGC %d, want 50", pc)
+	}
+}
+
+func gogc() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
+
+// garbage keeps the last chunk reachable from a global, so that every
+// chunk is a heap allocation.
+var garbage atomic.Pointer[[]byte]
+
+// allocateFor allocates and drops about rate bytes a second until stop.
+func allocateFor(stop <-chan struct{}, rate int) {
+	const chunk = 64 << 10
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			for range rate / 100 / chunk {
+				b := make([]byte, chunk)
+				garbage.Store(&b)
+			}
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (GOGC now %d)", what, gogc())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestStartPacesTheRuntime runs the pacer on this process: allocating fast
+// raises GOGC so that the heap goal is about the live heap plus the
+// headroom, stopping lets it fall back, and stop restores the default.
+func TestStartPacesTheRuntime(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set in this test's environment; TestStartLeavesAnOperatorsGOGC covers that case")
+	}
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	// A live heap of a worker's size: with the test binary's few MiB alone,
+	// GOGC would be capped at maxPercent and the room below it smaller.
+	live := make([]byte, 16*mib)
+	defer runtime.KeepAlive(live)
+	stop := Start(Options{Headroom: 64 * mib, Interval: 20 * time.Millisecond, Log: zerolog.Nop()})
+	defer stop()
+
+	done := make(chan struct{})
+	go allocateFor(done, 400*mib)
+	waitFor(t, "GOGC above 100 while allocating 400 MiB/s", func() bool { return gogc() > 100 })
+	runtime.GC()
+	// The goal is live + base*GOGC/100 = live + 64 MiB, give or take the
+	// base's drift between the last collection and this read.
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	waitFor(t, "a heap goal of about live + 64 MiB", func() bool {
+		metrics.Read(s)
+		room := int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+		return room > 48*mib && room < 80*mib
+	})
+	close(done)
+	// Idle after ten quiet intervals.
+	waitFor(t, "GOGC back at 100 once allocation stopped", func() bool { return gogc() == 100 })
+
+	done = make(chan struct{})
+	go allocateFor(done, 400*mib)
+	waitFor(t, "busy again", func() bool { return gogc() > 100 })
+	close(done)
+	stop()
+	if pc := gogc(); pc != 100 {
+		t.Errorf("after stop: GOGC %d, want 100 restored", pc)
+	}
+}
+
+// TestStartLeavesAnOperatorsGOGC: GOGC in the environment wins, and a
+// headroom of 0 turns the pacer off.
+func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	for _, tc := range []struct {
+		name     string
+		env      bool
+		headroom uint64
+	}{
+		{"GOGC set", true, 64 * mib},
+		{"headroom 0", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env {
+				t.Setenv("GOGC", "100")
+			}
+			stop := Start(Options{Headroom: tc.headroom, Interval: 10 * time.Millisecond, Log: zerolog.Nop()})
+			defer stop()
+			done := make(chan struct{})
+			go allocateFor(done, 400*mib)
+			defer close(done)
+			deadline := time.Now().Add(300 * time.Millisecond)
+			for time.Now().Before(deadline) {
+				if pc := gogc(); pc != 100 {
+					t.Fatalf("GOGC moved to %d", pc)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}
