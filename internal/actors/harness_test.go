@@ -167,8 +167,9 @@ type hooks struct {
 	blockPoll  chan struct{} // when set, Poll blocks until closed, ignoring ctx
 	opened     int
 	closed     int
-	openErrors int        // Open fails this many times
-	idlePolls  []pollSpan // the Polls made once records were all sent
+	openErrors int           // Open fails this many times
+	idlePolls  []pollSpan    // the Polls made once records were all sent
+	pollGap    time.Duration // each Poll after the first waits this long before its records
 	// sink
 	written   []int64 // seq of each value written, in order
 	batches   []int   // size of each batch Write got
@@ -264,7 +265,7 @@ func (s *testSourceTask) Open(_ context.Context, tc connectors.SourceTaskContext
 
 func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	s.h.mu.Lock()
-	block, records := s.h.blockPoll, s.h.records
+	block, records, gap := s.h.blockPoll, s.h.records, s.h.pollGap
 	doPanic := s.h.panics > 0 && s.next >= s.h.panicAt
 	if doPanic {
 		s.h.panics--
@@ -285,6 +286,13 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 		s.h.idlePolls = append(s.h.idlePolls, span)
 		s.h.mu.Unlock()
 		return nil, nil
+	}
+	if gap > 0 && s.next > 0 {
+		select {
+		case <-time.After(gap):
+		case <-ctx.Done():
+			return nil, nil
+		}
 	}
 	var out []*connectors.SourceRecord
 	for i := 0; i < 100 && (records == 0 || s.next < records); i++ {

@@ -158,12 +158,13 @@ func (t *offsetTracker) release(e *pending) {
 // pipeline fails a record larger than budget before it gets here, as
 // Java's producer does; should one come, it goes once nothing else is in
 // flight rather than never. It returns early when a produce failed (the
-// task fails with that error) or ctx ends.
-func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64) error {
+// task fails with that error) or ctx ends; waited says whether it had to
+// wait for acknowledgements.
+func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64) (waited bool, err error) {
 	// The common case, room in the budget, takes no lock and allocates
 	// no closure.
 	if t.tryReserve(e, n, budget) {
-		return nil
+		return false, nil
 	}
 	// Woken only once a quarter of the budget is free besides n, not at
 	// every ack: a full window would otherwise trade one wake-up of the
@@ -171,11 +172,11 @@ func (t *offsetTracker) reserve(ctx context.Context, e *pending, n, budget int64
 	t.mu.Lock()
 	t.wakeAtBytes = max(0, budget-n-budget/4)
 	t.mu.Unlock()
-	err := t.waitFor(ctx, func() bool { return t.tryReserveLocked(e, n, budget) })
+	err = t.waitFor(ctx, func() bool { return t.tryReserveLocked(e, n, budget) })
 	t.mu.Lock()
 	t.wakeAtBytes = math.MaxInt64
 	t.mu.Unlock()
-	return err
+	return true, err
 }
 
 func (t *offsetTracker) tryReserve(e *pending, n, budget int64) bool {

@@ -125,11 +125,17 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	defer cancel()
 
 	const budget = 100
-	if err := tr.reserve(ctx, &es[0], 60, budget); err != nil {
-		t.Fatal(err)
+	if waited, err := tr.reserve(ctx, &es[0], 60, budget); err != nil || waited {
+		t.Fatalf("reserve in an empty window: waited %v, err %v; want neither", waited, err)
 	}
 	reserved := make(chan error, 1)
-	go func() { reserved <- tr.reserve(ctx, &es[1], 60, budget) }()
+	go func() {
+		waited, err := tr.reserve(ctx, &es[1], 60, budget)
+		if err == nil && !waited {
+			err = errors.New("reserve waited for an ack but did not say so")
+		}
+		reserved <- err
+	}()
 	select {
 	case err := <-reserved:
 		t.Fatalf("a record went past the byte budget (60 + 60 > 100): %v", err)
@@ -141,7 +147,7 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	}
 
 	// Larger than the budget: waits for the window to empty, then goes.
-	go func() { reserved <- tr.reserve(ctx, &es[2], 500, budget) }()
+	go func() { _, err := tr.reserve(ctx, &es[2], 500, budget); reserved <- err }()
 	select {
 	case err := <-reserved:
 		t.Fatalf("a record larger than the budget went while 60 bytes were in flight: %v", err)
@@ -153,7 +159,7 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	}
 
 	stopped, stop := context.WithCancel(ctx)
-	go func() { reserved <- tr.reserve(stopped, &es[3], 1, budget) }()
+	go func() { _, err := tr.reserve(stopped, &es[3], 1, budget); reserved <- err }()
 	time.Sleep(50 * time.Millisecond)
 	stop()
 	if err := <-reserved; !errors.Is(err, context.Canceled) {
