@@ -65,20 +65,42 @@ type pacer struct {
 	quiet       int
 }
 
+// fast says whether s allocated at the busy rate.
+func (p *pacer) fast(s sample) bool {
+	secs := s.elapsed.Seconds()
+	return secs > 0 && float64(s.allocated)/secs >= float64(p.headroom/busyDivisor)
+}
+
 // observe takes one interval's sample and returns the GOGC percent the
 // process should run at.
 func (p *pacer) observe(s sample) int {
-	secs := s.elapsed.Seconds()
-	if secs <= 0 {
+	if s.elapsed <= 0 {
 		return p.percent(s.base)
 	}
-	if float64(s.allocated)/secs >= float64(p.headroom/busyDivisor) {
+	if p.fast(s) {
 		p.busy, p.quiet = true, 0
 	} else if p.busy {
 		p.quiet++
 		if p.quiet >= quietSamples {
 			p.busy, p.quiet = false, 0
 		}
+	}
+	return p.percent(s.base)
+}
+
+// observeGC takes what was allocated between the last two collections and
+// returns the GOGC percent the process should run at. A collection comes
+// sooner than an interval once allocation starts (at the default, after as
+// much again as is live): a run of work shorter than a few intervals gets
+// the headroom from its second collection on. It only ever makes the
+// worker busy; only the intervals' quiet spell makes it idle. Between
+// two collections at least a sixteenth of the headroom must have been
+// allocated.
+func (p *pacer) observeGC(s sample) int {
+	// A collection forced soon after another (runtime.GC, a heap profile)
+	// follows little allocation, however short the time between them.
+	if s.allocated >= p.headroom/16 && p.fast(s) {
+		p.busy, p.quiet = true, 0
 	}
 	return p.percent(s.base)
 }
@@ -146,6 +168,7 @@ func Start(o Options) (stop func()) {
 	r.p.idlePercent = int(r.samples[4].Value.Uint64())
 	r.set = r.p.idlePercent
 	r.lastAlloc, r.lastAt = r.samples[0].Value.Uint64(), time.Now()
+	r.gcAlloc, r.gcAt = r.lastAlloc, r.lastAt
 	r.armGCHook()
 	go r.loop(o.Interval)
 	var once sync.Once
@@ -174,6 +197,10 @@ type runner struct {
 	set       int // the GOGC percent last set
 	lastAlloc uint64
 	lastAt    time.Time
+	// gcAlloc and gcAt are the bytes allocated and the time at the last
+	// collection the hook saw.
+	gcAlloc uint64
+	gcAt    time.Time
 }
 
 func (r *runner) loop(interval time.Duration) {
@@ -209,17 +236,23 @@ func (r *runner) tick(now time.Time) {
 	r.apply(pc)
 }
 
-// afterGC runs after each collection: the live heap it found moves the
-// busy goal with it at once, rather than up to an interval later, so a
-// heap that grows fast is never left with a goal many times its size.
+// afterGC runs after each collection. Collections that follow each other
+// at the busy rate make the worker busy without waiting for the next
+// interval; while busy, the live heap each one found moves the goal with
+// it at once, so a heap that grows fast is never left with a goal many
+// times its size.
 func (r *runner) afterGC() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.p.busy {
-		return
-	}
 	metrics.Read(r.samples)
-	r.apply(r.p.percent(r.base()))
+	now, alloc := time.Now(), r.samples[0].Value.Uint64()
+	wasBusy := r.p.busy
+	pc := r.p.observeGC(sample{allocated: alloc - r.gcAlloc, elapsed: now.Sub(r.gcAt), base: r.base()})
+	r.gcAlloc, r.gcAt = alloc, now
+	if r.p.busy && !wasBusy {
+		r.log.Debug().Int("gogc", pc).Uint64("headroom_bytes", r.p.headroom).Msg("busy: the heap may grow by the headroom before a collection")
+	}
+	r.apply(pc)
 }
 
 func (r *runner) base() uint64 {

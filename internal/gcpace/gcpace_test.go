@@ -68,6 +68,28 @@ func TestPacerGoesIdleOnlyAfterAQuietSpell(t *testing.T) {
 	}
 }
 
+func TestPacerGoesBusyOnCollectionsThatComeFast(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 100}
+	// An idle worker: a collection after 16 MiB in ten seconds.
+	if pc := p.observeGC(sample{allocated: 16 * mib, elapsed: 10 * time.Second, base: 16 * mib}); pc != 100 || p.busy {
+		t.Fatalf("collections 10 s apart: GOGC %d busy %v; want 100 and idle", pc, p.busy)
+	}
+	// Work starts: the next collection comes 50 ms later.
+	if pc := p.observeGC(sample{allocated: 16 * mib, elapsed: 50 * time.Millisecond, base: 16 * mib}); pc != 400 || !p.busy {
+		t.Fatalf("collections 50 ms apart: GOGC %d busy %v; want 400 and busy", pc, p.busy)
+	}
+	// A collection forced right after another follows little allocation.
+	q := pacer{headroom: 64 * mib, idlePercent: 100}
+	if q.observeGC(sample{allocated: mib, elapsed: 10 * time.Millisecond, base: 16 * mib}); q.busy {
+		t.Fatal("1 MiB in 10 ms between a collection and a forced one made the worker busy")
+	}
+	// A slow collection does not end busy: only a quiet spell of
+	// intervals does.
+	if p.observeGC(sample{allocated: mib, elapsed: 30 * time.Second, base: 16 * mib}); !p.busy {
+		t.Fatal("a slow collection made the worker idle")
+	}
+}
+
 func TestPacerKeepsAnIdlePercentOtherThanGos(t *testing.T) {
 	p := pacer{headroom: 64 * mib, idlePercent: 50}
 	if pc := p.observe(second(0)); pc != 50 {
@@ -157,6 +179,23 @@ func TestStartPacesTheRuntime(t *testing.T) {
 	if pc := gogc(); pc != 100 {
 		t.Errorf("after stop: GOGC %d, want 100 restored", pc)
 	}
+}
+
+// TestStartGoesBusyBeforeTheFirstInterval: with an interval far longer
+// than the test, only the collections can tell the pacer that the process
+// allocates fast.
+func TestStartGoesBusyBeforeTheFirstInterval(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set in this test's environment")
+	}
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	stop := Start(Options{Headroom: 64 * mib, Interval: time.Hour, Log: zerolog.Nop()})
+	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	go allocateFor(done, 400*mib)
+	waitFor(t, "GOGC above 100 from the collections alone", func() bool { return gogc() > 100 })
 }
 
 // TestStartLeavesAnOperatorsGOGC: GOGC in the environment wins, and a
