@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/actors"
 	"github.com/sluice-io/sluice/internal/gcpace"
 	"github.com/sluice-io/sluice/internal/javaprops"
 	"github.com/sluice-io/sluice/internal/rest"
@@ -147,7 +148,9 @@ func (f *workerFlags) startGCPace(log zerolog.Logger) (stop func(), err error) {
 	if f.gcHeadroomMiB < 0 || f.gcHeadroomMiB > 1<<20 {
 		return nil, usageError{fmt.Errorf("--gc-headroom-mib (or SLUICE_GC_HEADROOM_MIB) %d: want 0 (off) to %d", f.gcHeadroomMiB, 1<<20)}
 	}
-	return gcpace.Start(gcpace.Options{Headroom: uint64(f.gcHeadroomMiB) << 20, Log: log}), nil
+	// Busy means moving records: a worker creating connectors allocates
+	// fast too, and would keep their state spread over a grown heap.
+	return gcpace.Start(gcpace.Options{Headroom: uint64(f.gcHeadroomMiB) << 20, Work: actors.RecordsMoved, Log: log}), nil
 }
 
 // workerConfig is the worker's Config from the parsed flags (fs) and the

@@ -346,6 +346,7 @@ func noOffset(err error) bool {
 
 // deliver converts a batch of consumed records and writes it.
 func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error {
+	recordsMoved.Add(uint64(len(records)))
 	batch := make([]*connectors.SinkRecord, 0, len(records))
 	// One allocation for the batch's records rather than one each.
 	slab := make([]connectors.SinkRecord, len(records))

@@ -319,6 +319,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 // When it returns early, the records it did not hand over leave the
 // tracker's count without ever becoming committable.
 func (p *sourcePipeline) sendBatch(ctx, produceCtx context.Context, batch []*connectors.SourceRecord) error {
+	recordsMoved.Add(uint64(len(batch)))
 	out := make([]outgoing, len(batch))
 	p.tracker.addBatch(batch, func(i int) *pending { return &out[i].pending })
 	p.clock.expire() // the Poll took its time

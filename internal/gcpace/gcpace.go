@@ -12,7 +12,8 @@
 // place of "as much again as is live" cuts it by that ratio, for memory
 // that is bounded and known in advance. An idle worker allocates little;
 // there the headroom would only let its resident set grow, so the pacer
-// keeps the default until the worker allocates fast.
+// keeps the default until the worker allocates fast while it moves
+// records.
 package gcpace
 
 import (
@@ -39,19 +40,20 @@ const DefaultHeadroom = 64 << 20
 // batches keeps its headroom.
 const (
 	busyDivisor  = 8
-	quietSamples = 10
+	quietSamples = 3
 	// maxPercent bounds GOGC when the live heap is tiny: a test binary or
 	// a worker that has just started would otherwise get thousands.
 	maxPercent = 1000
 )
 
-// sample is what the pacer decides on: bytes allocated over an interval,
-// and GOGC's base at the last collection (live heap, stacks and globals
-// scanned).
+// sample is what the pacer decides on: bytes allocated and units of work
+// done over an interval, and GOGC's base at the last collection (live
+// heap, stacks and globals scanned).
 type sample struct {
 	allocated uint64
 	elapsed   time.Duration
 	base      uint64
+	work      uint64
 }
 
 // pacer is the decision, apart from the runtime, so that tests can drive
@@ -61,14 +63,18 @@ type pacer struct {
 	// idlePercent is GOGC when idle: Go's default, or what the process
 	// started with.
 	idlePercent int
-	busy        bool
-	quiet       int
+	// counted: the process counts its work (Options.Work), and only an
+	// interval with work in it can be busy.
+	counted bool
+	busy    bool
+	quiet   int
 }
 
-// fast says whether s allocated at the busy rate.
+// fast says whether s allocated at the busy rate, while working if the
+// process counts its work.
 func (p *pacer) fast(s sample) bool {
 	secs := s.elapsed.Seconds()
-	return secs > 0 && float64(s.allocated)/secs >= float64(p.headroom/busyDivisor)
+	return secs > 0 && float64(s.allocated)/secs >= float64(p.headroom/busyDivisor) && (!p.counted || s.work > 0)
 }
 
 // observe takes one interval's sample and returns the GOGC percent the
@@ -133,7 +139,13 @@ type Options struct {
 	Headroom uint64
 	// Interval is how often the allocation rate is read; default 1 s.
 	Interval time.Duration
-	Log      zerolog.Logger
+	// Work, when set, counts the process's units of work (a worker: the
+	// records it moved); then only allocation while work is done makes
+	// the process busy. Allocation without it (creating many connectors)
+	// gets no headroom: long-lived objects allocated into a grown heap
+	// stay spread over more of it once the heap shrinks back.
+	Work func() uint64
+	Log  zerolog.Logger
 }
 
 // Start paces the collector until stop is called, which puts GOGC back to
@@ -152,7 +164,8 @@ func Start(o Options) (stop func()) {
 		o.Interval = time.Second
 	}
 	r := &runner{
-		p:       pacer{headroom: o.Headroom},
+		p:       pacer{headroom: o.Headroom, counted: o.Work != nil},
+		work:    o.Work,
 		log:     o.Log,
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -167,8 +180,8 @@ func Start(o Options) (stop func()) {
 	metrics.Read(r.samples)
 	r.p.idlePercent = int(r.samples[4].Value.Uint64())
 	r.set = r.p.idlePercent
-	r.lastAlloc, r.lastAt = r.samples[0].Value.Uint64(), time.Now()
-	r.gcAlloc, r.gcAt = r.lastAlloc, r.lastAt
+	r.lastAlloc, r.lastWork, r.lastAt = r.samples[0].Value.Uint64(), r.worked(), time.Now()
+	r.gcAlloc, r.gcWork, r.gcAt = r.lastAlloc, r.lastWork, r.lastAt
 	r.armGCHook()
 	go r.loop(o.Interval)
 	var once sync.Once
@@ -188,19 +201,28 @@ func Start(o Options) (stop func()) {
 
 type runner struct {
 	log     zerolog.Logger
+	work    func() uint64
 	done    chan struct{}
 	stopped chan struct{}
 
-	mu        sync.Mutex
-	p         pacer
-	samples   []metrics.Sample
-	set       int // the GOGC percent last set
-	lastAlloc uint64
-	lastAt    time.Time
-	// gcAlloc and gcAt are the bytes allocated and the time at the last
-	// collection the hook saw.
-	gcAlloc uint64
-	gcAt    time.Time
+	mu                  sync.Mutex
+	p                   pacer
+	samples             []metrics.Sample
+	set                 int // the GOGC percent last set
+	lastAlloc, lastWork uint64
+	lastAt              time.Time
+	// gcAlloc, gcWork and gcAt are the bytes allocated, the work count and
+	// the time at the last collection the hook saw.
+	gcAlloc, gcWork uint64
+	gcAt            time.Time
+}
+
+// worked is the work count now, 0 when the process does not count it.
+func (r *runner) worked() uint64 {
+	if r.work == nil {
+		return 0
+	}
+	return r.work()
 }
 
 func (r *runner) loop(interval time.Duration) {
@@ -222,10 +244,10 @@ func (r *runner) tick(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	metrics.Read(r.samples)
-	alloc := r.samples[0].Value.Uint64()
+	alloc, work := r.samples[0].Value.Uint64(), r.worked()
 	wasBusy := r.p.busy
-	pc := r.p.observe(sample{allocated: alloc - r.lastAlloc, elapsed: now.Sub(r.lastAt), base: r.base()})
-	r.lastAlloc, r.lastAt = alloc, now
+	pc := r.p.observe(sample{allocated: alloc - r.lastAlloc, elapsed: now.Sub(r.lastAt), base: r.base(), work: work - r.lastWork})
+	r.lastAlloc, r.lastWork, r.lastAt = alloc, work, now
 	if r.p.busy != wasBusy {
 		if r.p.busy {
 			r.log.Debug().Int("gogc", pc).Uint64("headroom_bytes", r.p.headroom).Msg("busy: the heap may grow by the headroom before a collection")
@@ -245,10 +267,10 @@ func (r *runner) afterGC() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	metrics.Read(r.samples)
-	now, alloc := time.Now(), r.samples[0].Value.Uint64()
+	now, alloc, work := time.Now(), r.samples[0].Value.Uint64(), r.worked()
 	wasBusy := r.p.busy
-	pc := r.p.observeGC(sample{allocated: alloc - r.gcAlloc, elapsed: now.Sub(r.gcAt), base: r.base()})
-	r.gcAlloc, r.gcAt = alloc, now
+	pc := r.p.observeGC(sample{allocated: alloc - r.gcAlloc, elapsed: now.Sub(r.gcAt), base: r.base(), work: work - r.gcWork})
+	r.gcAlloc, r.gcWork, r.gcAt = alloc, work, now
 	if r.p.busy && !wasBusy {
 		r.log.Debug().Int("gogc", pc).Uint64("headroom_bytes", r.p.headroom).Msg("busy: the heap may grow by the headroom before a collection")
 	}

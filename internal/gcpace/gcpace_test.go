@@ -90,6 +90,30 @@ func TestPacerGoesBusyOnCollectionsThatComeFast(t *testing.T) {
 	}
 }
 
+// With a work count, allocating fast is busy only while work is done: a
+// worker creating hundreds of connectors allocates fast and moves nothing.
+func TestPacerCountingWorkNeedsWorkToBeBusy(t *testing.T) {
+	p := pacer{headroom: 64 * mib, idlePercent: 100, counted: true}
+	if pc := p.observe(second(200 * mib)); pc != 100 || p.busy {
+		t.Fatalf("200 MiB/s and no work: GOGC %d busy %v; want 100 and idle", pc, p.busy)
+	}
+	if pc := p.observeGC(sample{allocated: 16 * mib, elapsed: 50 * time.Millisecond, base: 16 * mib}); pc != 100 || p.busy {
+		t.Fatalf("collections 50 ms apart and no work: GOGC %d busy %v; want 100 and idle", pc, p.busy)
+	}
+	s := second(200 * mib)
+	s.work = 1000
+	if pc := p.observe(s); pc != 400 || !p.busy {
+		t.Fatalf("200 MiB/s moving 1000 records: GOGC %d busy %v; want 400 and busy", pc, p.busy)
+	}
+	// Work stops while allocation goes on: that is a quiet second.
+	for range quietSamples {
+		p.observe(second(200 * mib))
+	}
+	if p.busy {
+		t.Fatalf("still busy after %d seconds without work", quietSamples)
+	}
+}
+
 func TestPacerKeepsAnIdlePercentOtherThanGos(t *testing.T) {
 	p := pacer{headroom: 64 * mib, idlePercent: 50}
 	if pc := p.observe(second(0)); pc != 50 {
@@ -196,6 +220,40 @@ func TestStartGoesBusyBeforeTheFirstInterval(t *testing.T) {
 	defer close(done)
 	go allocateFor(done, 400*mib)
 	waitFor(t, "GOGC above 100 from the collections alone", func() bool { return gogc() > 100 })
+}
+
+// TestStartWithWorkCounted: allocating fast while the work count stands
+// still leaves GOGC alone; once it moves, the process is busy.
+func TestStartWithWorkCounted(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set in this test's environment")
+	}
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	var work atomic.Uint64
+	stop := Start(Options{Headroom: 64 * mib, Interval: 20 * time.Millisecond, Work: work.Load, Log: zerolog.Nop()})
+	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	go allocateFor(done, 400*mib)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if pc := gogc(); pc != 100 {
+			t.Fatalf("GOGC moved to %d with no work done", pc)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+				work.Add(10)
+			}
+		}
+	}()
+	waitFor(t, "busy once work is done", func() bool { return gogc() > 100 })
 }
 
 // TestStartLeavesAnOperatorsGOGC: GOGC in the environment wins, and a
