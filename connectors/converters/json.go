@@ -1,7 +1,6 @@
 package converters
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math/big"
@@ -58,20 +57,25 @@ type JSONConverter struct {
 	// lastFrom is the schema FromConnect rendered last, with its bytes.
 	lastFrom atomic.Pointer[rawSchema]
 
-	// scratch is the buffer FromConnect writes into before it copies the
-	// output into one of the output's own length: one allocation per
-	// record, sized exactly, with no capacity to guess. Taken with Swap,
-	// so that concurrent calls each write into a buffer of their own.
-	scratch atomic.Pointer[[]byte]
-	// sizeHint is the length of the last output too large for scratch,
-	// so that the next such buffer is allocated once at about its size.
+	// sizeHint is the length of the last output too large for a scratch
+	// buffer, so that the next such buffer is allocated once at about its
+	// size.
 	sizeHint atomic.Int64
 }
 
-// maxScratch is the largest scratch buffer a JSONConverter keeps between
-// records: an idle task's converter holds no more than this, and a value
-// larger than it is written into a buffer of its own, which becomes the
-// output, as a copy of it would cost as much again.
+// scratchBuffers are the buffers FromConnect writes into before it copies
+// the output into one of the output's own length: one allocation per
+// record, sized exactly, with no capacity to guess. A sync.Pool rather
+// than a buffer per converter: its fast path is per P without an atomic
+// exchange (an atomic.Pointer Swap and Store per record cost as much as
+// the copy, as their fences wait for the record's bytes to be written),
+// and converters share the buffers, so an idle task's converter holds
+// none.
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxScratch is the largest scratch buffer kept for another record; a
+// value larger than it is written into a buffer of its own, which becomes
+// the output, as a copy of it would cost as much again.
 const maxScratch = 16 << 10
 
 // NewJSONConverter returns a JSONConverter with Connect's defaults; Configure
@@ -205,15 +209,12 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 	if schema == nil && value == nil {
 		return nil, nil
 	}
-	scratch := c.scratch.Swap(nil)
-	var b []byte
-	if scratch != nil {
-		b = (*scratch)[:0]
-	} else {
-		scratch = new([]byte)
+	scratch := scratchBuffers.Get().(*[]byte)
+	b := *scratch
+	if b == nil {
 		b = make([]byte, 0, c.sizeHint.Load()+64)
 	}
-	b, err := c.appendRecord(b, schema, value)
+	b, err := c.appendRecord(b[:0], schema, value)
 	if err != nil {
 		return nil, dataErr("JsonConverter", err)
 	}
@@ -222,11 +223,16 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 		// size class at most): its bytes live until Kafka acknowledges
 		// the record, in a window buffer.memory bounds by their length,
 		// so spare capacity would be memory the operator did not allow.
-		out := bytes.Clone(b)
+		out := make([]byte, len(b))
+		copy(out, b)
 		*scratch = b[:0]
-		c.scratch.Store(scratch)
+		scratchBuffers.Put(scratch)
 		return out, nil
 	}
+	// The buffer is too large to keep: it becomes the output, and the
+	// pool gets the empty pointer back.
+	*scratch = nil
+	scratchBuffers.Put(scratch)
 	if n := int64(len(b)); n != c.sizeHint.Load() {
 		// Stored only when it changed: values of one size are the rule.
 		c.sizeHint.Store(n)
