@@ -52,3 +52,13 @@ func (c *StringConverter) ToConnectArena(topic string, data []byte, a *Arena) (*
 	}
 	return connectors.OptionalStringSchema, a.String(data), nil
 }
+
+// ToConnectArena is ToConnect with the value's strings (string values,
+// struct fields, array elements, and the keys of maps with string keys and
+// of schemaless objects) copied into a. The schema is read without it: the
+// converter caches schemas, and a cached one must not hold a chunk alive.
+// As for StringConverter, the sink runtime calls it for a *JSONConverter
+// itself only, never through an interface.
+func (c *JSONConverter) ToConnectArena(topic string, data []byte, a *Arena) (*connectors.Schema, any, error) {
+	return c.toConnect(data, a)
+}

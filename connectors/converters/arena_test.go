@@ -3,7 +3,10 @@ package converters
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/sluice-io/sluice/connectors"
 )
 
 // The arena's strings are copies: they keep their text when the bytes
@@ -43,6 +46,97 @@ func TestStringConverterToConnectArena(t *testing.T) {
 		gs, gv, gerr := c.ToConnectArena("t", data, &a)
 		if gs != ws || gv != wv || (gerr == nil) != (werr == nil) {
 			t.Errorf("ToConnectArena(%q) = %v, %#v, %v; ToConnect gives %v, %#v, %v", data, gs, gv, gerr, ws, wv, werr)
+		}
+	}
+}
+
+// arenaSeeds are envelopes whose values hold strings in every place the
+// decoder reads one: escapes, invalid UTF-8, empty strings, and strings
+// nested in structs, maps (keys too) and arrays.
+var arenaSeeds = []string{
+	`{"schema":{"type":"string"},"payload":""}`,
+	`{"schema":{"type":"string"},"payload":"a\"b\\c\n\u00e9\ud83d\ude00\ud800/\/"}`,
+	"{\"schema\":{\"type\":\"string\"},\"payload\":\"ab\xffc\xe2\x82d\"}",
+	`{"schema":{"type":"struct","fields":[{"field":"s","type":"string"},` +
+		`{"field":"m","type":"map","keys":{"type":"string"},"values":{"type":"array","items":{"type":"string"}}},` +
+		`{"field":"n","type":"struct","optional":true,"fields":[{"field":"x","type":"string","optional":true},{"field":"d","type":"string","default":"dflt"}]}]},` +
+		`"payload":{"s":"top","m":{"k\u00e9":["a","","c\t"],"":[],"plain key":["v"]},"n":{"x":"inner","d":null}}}`,
+	`{"schema":{"type":"map","keys":{"type":"int32"},"values":{"type":"string"}},"payload":[[1,"one"],[2,""]]}`,
+	`{"payload":{"a":"b"},"schema":{"type":"map","keys":{"type":"string"},"values":{"type":"string"}}}`,
+	`{"schema":null,"payload":{"k":["s","\u0000",{"":"e","n":{"deep":"er"}}],"\u00e9":"x"}}`,
+	`{"schema":{"type":"string"},"payload":"unterminated}`,
+	`{"schema":{"type":"string"},"payload":"x","extra":1}`,
+	`{"k":"v","a":["b",{"c":"d"}]}`,
+	`"top-level string"`,
+}
+
+// ToConnectArena reads what ToConnect reads, errors included, and what it
+// returns does not change when the bytes it read from are overwritten: its
+// strings are copies, never the record's bytes.
+func TestJSONConverterToConnectArena(t *testing.T) {
+	withSchemas := NewJSONConverter()
+	plain := jsonConv(t, false, map[string]string{"schemas.enable": "false"})
+	var a Arena
+	for _, c := range []*JSONConverter{withSchemas, plain} {
+		for _, seed := range append(arenaSeeds, fuzzSeeds...) {
+			checkToConnectArena(t, c, []byte(seed), &a)
+		}
+	}
+}
+
+func checkToConnectArena(t *testing.T, c *JSONConverter, data []byte, a *Arena) {
+	t.Helper()
+	ws, wv, werr := c.ToConnect("t", data)
+	fetched := bytes.Clone(data)
+	gs, gv, gerr := c.ToConnectArena("t", fetched, a)
+	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() || !schemaEqual(gs, ws) || !connectEqual(gv, wv) {
+		t.Fatalf("ToConnectArena(%q) = %+v, %#v, %v; ToConnect gives %+v, %#v, %v", data, gs, gv, gerr, ws, wv, werr)
+	}
+	for i := range fetched {
+		fetched[i] = 'X'
+	}
+	if !connectEqual(gv, wv) {
+		t.Fatalf("ToConnectArena(%q)'s value changed with the bytes it was read from: %#v, want %#v", data, gv, wv)
+	}
+}
+
+// The strings of a value read through the arena are allocated in it, not
+// one by one: ToConnectArena allocates a string less per string in the
+// value than ToConnect, and the arena grows by their bytes.
+func TestJSONConverterToConnectArenaAllocates(t *testing.T) {
+	c := NewJSONConverter()
+	line := strings.Repeat("abcdefghi ", 10)[:99]
+	str, err := c.FromConnect("t", connectors.StringSchema, line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 100)
+	three := connectors.StructSchema("three", connectors.Field{Name: "a", Schema: connectors.StringSchema},
+		connectors.Field{Name: "b", Schema: connectors.StringSchema}, connectors.Field{Name: "c", Schema: connectors.StringSchema})
+	strct, err := c.FromConnect("t", three, &connectors.StructValue{Schema: three, Values: []any{pad, pad, pad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		data    []byte
+		strings int
+		bytes   int
+	}{{str, 1, len(line)}, {strct, 3, 3 * len(pad)}} {
+		var a Arena
+		_, _, _ = c.ToConnectArena("t", tc.data, &a) // the schema is cached from here on
+		before := len(a.chunk)
+		if _, _, err := c.ToConnectArena("t", tc.data, &a); err != nil {
+			t.Fatal(err)
+		}
+		if grew := len(a.chunk) - before; grew != tc.bytes {
+			t.Errorf("reading %q, the arena grew by %d bytes, want %d", tc.data, grew, tc.bytes)
+		}
+		plainAllocs := testing.AllocsPerRun(1000, func() { _, _, _ = c.ToConnect("t", tc.data) })
+		// A chunk is allocated every few hundred values, which the
+		// average per run rounds away.
+		arenaAllocs := testing.AllocsPerRun(1000, func() { _, _, _ = c.ToConnectArena("t", tc.data, &a) })
+		if arenaAllocs != plainAllocs-float64(tc.strings) {
+			t.Errorf("reading %q allocates %v times with the arena, %v without; want %d fewer", tc.data, arenaAllocs, plainAllocs, tc.strings)
 		}
 	}
 }

@@ -55,8 +55,33 @@ func BenchmarkJSONToConnectStruct(b *testing.B) {
 	benchJSONToConnect(b, datagenSchema, datagenValue)
 }
 
+func BenchmarkJSONToConnectArenaStruct(b *testing.B) {
+	benchJSONToConnectArena(b, datagenSchema, datagenValue)
+}
+
 // benchJSONToConnect reads, with schemas, what FromConnect writes of value.
 func benchJSONToConnect(b *testing.B, schema *connectors.Schema, value any) {
+	c, data := jsonToRead(b, schema, value)
+	for b.Loop() {
+		if _, _, err := c.ToConnect("t", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchJSONToConnectArena is benchJSONToConnect through an arena, as the
+// sink runtime reads.
+func benchJSONToConnectArena(b *testing.B, schema *connectors.Schema, value any) {
+	c, data := jsonToRead(b, schema, value)
+	var a Arena
+	for b.Loop() {
+		if _, _, err := c.ToConnectArena("t", data, &a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func jsonToRead(b *testing.B, schema *connectors.Schema, value any) (*JSONConverter, []byte) {
 	c := jsonConv(b, false, nil)
 	data, err := c.FromConnect("t", schema, value)
 	if err != nil {
@@ -64,11 +89,7 @@ func benchJSONToConnect(b *testing.B, schema *connectors.Schema, value any) {
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, _, err := c.ToConnect("t", data); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return c, data
 }
 
 func BenchmarkJSONToConnectSchemaless(b *testing.B) {
@@ -111,4 +132,8 @@ func BenchmarkAppendJSONString(b *testing.B) {
 // shape of JsonConverter's output for a FileStreamSource line.
 func BenchmarkJSONToConnectStringEnvelope(b *testing.B) {
 	benchJSONToConnect(b, connectors.StringSchema, strings.Repeat("abcdefghi ", 10)[:99])
+}
+
+func BenchmarkJSONToConnectArenaStringEnvelope(b *testing.B) {
+	benchJSONToConnectArena(b, connectors.StringSchema, strings.Repeat("abcdefghi ", 10)[:99])
 }

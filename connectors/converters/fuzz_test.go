@@ -54,6 +54,8 @@ func FuzzJSONToConnect(f *testing.F) {
 	if err := plain.Configure(map[string]string{"schemas.enable": "false"}, false); err != nil {
 		f.Fatal(err)
 	}
+	// One arena across inputs, as a sink task keeps one across records.
+	var arena Arena
 	f.Fuzz(func(t *testing.T, data []byte) {
 		start := time.Now()
 		// A hang would stall the fuzzer silently; crashing the worker makes
@@ -62,6 +64,7 @@ func FuzzJSONToConnect(f *testing.F) {
 		defer watchdog.Stop()
 		for _, c := range []*JSONConverter{withSchemas, numeric, plain} {
 			roundTrip(t, c, data)
+			checkToConnectArena(t, c, data, &arena)
 		}
 		for _, c := range []*JSONConverter{withSchemas, numeric} {
 			s, v, err := c.ToConnect("t", data)

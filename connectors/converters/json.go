@@ -57,10 +57,26 @@ type JSONConverter struct {
 	// lastFrom is the schema FromConnect rendered last, with its bytes.
 	lastFrom atomic.Pointer[rawSchema]
 
-	// sizeHint is the length of the last output, so that the next buffer
-	// is allocated once at about the right size.
+	// sizeHint is the length of the last output too large for a scratch
+	// buffer, so that the next such buffer is allocated once at about its
+	// size.
 	sizeHint atomic.Int64
 }
+
+// scratchBuffers are the buffers FromConnect writes into before it copies
+// the output into one of the output's own length: one allocation per
+// record, sized exactly, with no capacity to guess. A sync.Pool rather
+// than a buffer per converter: its fast path is per P without an atomic
+// exchange (an atomic.Pointer Swap and Store per record cost as much as
+// the copy, as their fences wait for the record's bytes to be written),
+// and converters share the buffers, so an idle task's converter holds
+// none.
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxScratch is the largest scratch buffer kept for another record; a
+// value larger than it is written into a buffer of its own, which becomes
+// the output, as a copy of it would cost as much again.
+const maxScratch = 16 << 10
 
 // NewJSONConverter returns a JSONConverter with Connect's defaults; Configure
 // may change them.
@@ -85,6 +101,54 @@ func (c *JSONConverter) setCacheSize(n int) {
 type structPlan struct {
 	schema *connectors.Schema
 	keys   []string
+	// kinds are how each field's values are written when they have the
+	// Go type of their schema (fieldKind).
+	kinds []fieldKind
+}
+
+// fieldKind is the schema of a struct field whose value appendStruct
+// writes itself rather than through appendValue: a primitive type with no
+// name (a name may make it a logical type) and no default (a default
+// changes how null is written, though null is not the Go type anyway). A
+// value of another Go type, nil included, goes through appendValue, which
+// writes it or reports it as appendValue always has.
+type fieldKind uint8
+
+const (
+	viaAppendValue fieldKind = iota
+	plainInt8
+	plainInt16
+	plainInt32
+	plainInt64
+	plainFloat32
+	plainFloat64
+	plainBoolean
+	plainString
+)
+
+func fieldKindOf(s *connectors.Schema) fieldKind {
+	if s == nil || s.Name != "" || s.Default != nil {
+		return viaAppendValue
+	}
+	switch s.Type {
+	case connectors.Int8:
+		return plainInt8
+	case connectors.Int16:
+		return plainInt16
+	case connectors.Int32:
+		return plainInt32
+	case connectors.Int64:
+		return plainInt64
+	case connectors.Float32:
+		return plainFloat32
+	case connectors.Float64:
+		return plainFloat64
+	case connectors.Boolean:
+		return plainBoolean
+	case connectors.String:
+		return plainString
+	}
+	return viaAppendValue
 }
 
 // planFor returns the plan of struct schema s: the last one used, else the
@@ -95,9 +159,10 @@ func (c *JSONConverter) planFor(s *connectors.Schema) *structPlan {
 	}
 	p, ok := c.plans.get(s)
 	if !ok {
-		p = &structPlan{schema: s, keys: make([]string, len(s.Fields))}
+		p = &structPlan{schema: s, keys: make([]string, len(s.Fields)), kinds: make([]fieldKind, len(s.Fields))}
 		var b []byte
 		for i, f := range s.Fields {
+			p.kinds[i] = fieldKindOf(f.Schema)
 			b = b[:0]
 			if i > 0 {
 				b = append(b, ',')
@@ -144,8 +209,46 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 	if schema == nil && value == nil {
 		return nil, nil
 	}
-	b := make([]byte, 0, c.sizeHint.Load()+64)
-	var err error
+	scratch := scratchBuffers.Get().(*[]byte)
+	b := *scratch
+	if b == nil {
+		b = make([]byte, 0, c.sizeHint.Load()+64)
+	}
+	b, err := c.appendRecord(b[:0], schema, value)
+	if err != nil {
+		return nil, dataErr("JsonConverter", err)
+	}
+	if cap(b) <= maxScratch {
+		// The output's own buffer is cut to its length (the allocator's
+		// size class at most): its bytes live until Kafka acknowledges
+		// the record, in a window buffer.memory bounds by their length,
+		// so spare capacity would be memory the operator did not allow.
+		out := make([]byte, len(b))
+		copy(out, b)
+		*scratch = b[:0]
+		scratchBuffers.Put(scratch)
+		return out, nil
+	}
+	// The buffer is too large to keep: it becomes the output, and the
+	// pool gets the empty pointer back.
+	*scratch = nil
+	scratchBuffers.Put(scratch)
+	if n := int64(len(b)); n != c.sizeHint.Load() {
+		// Stored only when it changed: values of one size are the rule.
+		c.sizeHint.Store(n)
+	}
+	if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
+		// The value outgrew the hint (append doubled the buffer) or is
+		// far smaller than it: as above, the bytes held until the ack
+		// must not be twice those buffer.memory counts.
+		b = append(make([]byte, 0, len(b)), b...)
+	}
+	return b, nil
+}
+
+// appendRecord writes value, in Connect's envelope when schemas are
+// enabled.
+func (c *JSONConverter) appendRecord(b []byte, schema *connectors.Schema, value any) ([]byte, error) {
 	if c.schemasEnabled {
 		b = append(b, `{"schema":`...)
 		if schema == nil {
@@ -153,29 +256,18 @@ func (c *JSONConverter) FromConnect(topic string, schema *connectors.Schema, val
 		} else {
 			sj, err := c.schemaJSON(schema)
 			if err != nil {
-				return nil, dataErr("JsonConverter", err)
+				return nil, err
 			}
 			b = append(b, sj...)
 		}
 		b = append(b, `,"payload":`...)
 	}
-	if b, err = c.appendValue(b, schema, value); err != nil {
-		return nil, dataErr("JsonConverter", err)
+	b, err := c.appendValue(b, schema, value)
+	if err != nil {
+		return nil, err
 	}
 	if c.schemasEnabled {
 		b = append(b, '}')
-	}
-	if n := int64(len(b)); n != c.sizeHint.Load() {
-		// Stored only when it changed: values of one size are the rule.
-		c.sizeHint.Store(n)
-	}
-	if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
-		// The value outgrew the hint (append doubled the buffer) or is
-		// far smaller than it: the bytes live until Kafka acknowledges
-		// the record, in a window buffer.memory bounds by their length,
-		// so a buffer twice their size would hold up to twice the memory
-		// the operator allowed.
-		b = append(make([]byte, 0, len(b)), b...)
 	}
 	return b, nil
 }
@@ -506,12 +598,59 @@ func (c *JSONConverter) appendStruct(b []byte, s *connectors.Schema, x *connecto
 	if len(x.Values) != len(s.Fields) {
 		return nil, errorf("struct has %d values for %d fields", len(x.Values), len(s.Fields))
 	}
-	keys := c.planFor(s).keys
+	plan := c.planFor(s)
+	keys, kinds := plan.keys, plan.kinds[:len(plan.keys)]
 	b = append(b, '{')
 	var err error
-	for i := range s.Fields {
+	for i, v := range x.Values[:len(keys)] {
 		b = append(b, keys[i]...)
-		if b, err = c.appendValue(b, s.Fields[i].Schema, x.Values[i]); err != nil {
+		// A field of a plain primitive schema holding its Go type is
+		// written here: appendValue's checks (nil, a logical type's name,
+		// the schema type's string compared case by case) cost more than
+		// the writing.
+		switch kinds[i] {
+		case plainString:
+			if x, ok := v.(string); ok {
+				b = appendJSONString(b, x)
+				continue
+			}
+		case plainInt32:
+			if x, ok := v.(int32); ok {
+				b = strconv.AppendInt(b, int64(x), 10)
+				continue
+			}
+		case plainInt64:
+			if x, ok := v.(int64); ok {
+				b = strconv.AppendInt(b, x, 10)
+				continue
+			}
+		case plainInt8:
+			if x, ok := v.(int8); ok {
+				b = strconv.AppendInt(b, int64(x), 10)
+				continue
+			}
+		case plainInt16:
+			if x, ok := v.(int16); ok {
+				b = strconv.AppendInt(b, int64(x), 10)
+				continue
+			}
+		case plainFloat32:
+			if x, ok := v.(float32); ok {
+				b = appendJSONFloat(b, float64(x), 32)
+				continue
+			}
+		case plainFloat64:
+			if x, ok := v.(float64); ok {
+				b = appendJSONFloat(b, x, 64)
+				continue
+			}
+		case plainBoolean:
+			if x, ok := v.(bool); ok {
+				b = strconv.AppendBool(b, x)
+				continue
+			}
+		}
+		if b, err = c.appendValue(b, s.Fields[i].Schema, v); err != nil {
 			return nil, inField(err, s.Fields[i].Name)
 		}
 	}
@@ -738,6 +877,11 @@ func appendJSONString(b []byte, s string) []byte {
 		// most strings are plain ASCII, and a table lookup per byte was
 		// the converter's largest cost.
 		i += jsonPlainWords(s[i:])
+		if tail := len(s) - i; tail > 0 && tail < 8 && len(s) >= 8 && jsonPlainWords(s[len(s)-8:]) == 8 {
+			// The last few bytes, tested in the word that ends the string
+			// (overlapping bytes already passed), instead of one by one.
+			i = len(s)
+		}
 		if i == len(s) {
 			break
 		}

@@ -3,6 +3,7 @@ package converters
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -737,6 +738,61 @@ func TestJSONFromConnectHoldsNoSpareBuffer(t *testing.T) {
 		}
 		if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
 			t.Errorf("a %d-byte value in a buffer of %d bytes", len(b), cap(b))
+		}
+	}
+}
+
+// A value's buffer is cut to its length, up to the allocator's size class
+// (an eighth at most above 128 bytes, 16 bytes below), also when values of
+// one size repeat: the bytes of every record in flight count against
+// buffer.memory by their length.
+func TestJSONFromConnectBufferFitsValue(t *testing.T) {
+	for _, props := range []map[string]string{nil, {"schemas.enable": "false"}} {
+		c := jsonConv(t, false, props)
+		for _, n := range []int{0, 5, 100, 100, 100, 3000, 3000, 100, 40000, 40000, 100, 100} {
+			b, err := c.FromConnect("t", datagenSchema, &connectors.StructValue{Schema: datagenSchema, Values: []any{int32(1), int64(n), strings.Repeat("x", n)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spare := cap(b) - len(b); spare > 16 && spare > len(b)/8 {
+				t.Errorf("%v: a %d-byte value in a buffer of %d bytes", props, len(b), cap(b))
+			}
+		}
+	}
+}
+
+// Each value has a buffer of its own, not one shared with the next value
+// or with a concurrent call: kgo holds a record's bytes until it is
+// acknowledged.
+func TestJSONFromConnectBuffersAreOwn(t *testing.T) {
+	c := jsonConv(t, false, map[string]string{"schemas.enable": "false"})
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			var kept [][]byte
+			var want []string
+			for i := range 500 {
+				s := fmt.Sprintf("%d-%d-%s", g, i, strings.Repeat("v", i%50))
+				b, err := c.FromConnect("t", connectors.StringSchema, s)
+				if err != nil {
+					done <- err
+					return
+				}
+				kept = append(kept, b)
+				want = append(want, `"`+s+`"`)
+			}
+			for i := range kept {
+				if string(kept[i]) != want[i] {
+					done <- fmt.Errorf("value %d is %s, want %s", i, kept[i], want[i])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -33,10 +33,16 @@ const envelopeMsg = `JsonConverter with schemas.enable requires "schema" and "pa
 // leading zeros, as Connect's parser allows; invalid UTF-8 inside strings
 // becomes U+FFFD.
 func (c *JSONConverter) ToConnect(topic string, data []byte) (*connectors.Schema, any, error) {
+	return c.toConnect(data, nil)
+}
+
+// toConnect is ToConnect with the strings of the value copied into a, or
+// each into an allocation of its own when a is nil.
+func (c *JSONConverter) toConnect(data []byte, a *Arena) (*connectors.Schema, any, error) {
 	if data == nil {
 		return nil, nil, nil
 	}
-	d := decoder{c: c, data: data}
+	d := decoder{c: c, data: data, arena: a}
 	if !c.schemasEnabled {
 		d.ws()
 		if d.pos == len(data) {
@@ -245,6 +251,22 @@ type decoder struct {
 	data  []byte
 	pos   int
 	depth int
+	// arena, when not nil, holds the strings of the value read (a sink
+	// task's, through ToConnectArena). Schemas are never read with one:
+	// the converter caches them, defaults included, for as long as it
+	// lives, and a cached string would keep its whole chunk alive.
+	arena *Arena
+}
+
+// copyString returns raw, which str read, as a string of its own: a copy
+// in the arena when the decoder has one, else a new allocation. Never
+// raw's own bytes: they may be the record's, and a record's bytes belong
+// to its fetch.
+func (d *decoder) copyString(raw []byte) string {
+	if d.arena != nil {
+		return d.arena.String(raw)
+	}
+	return string(raw)
 }
 
 // syntax reports malformed JSON. Its error carries the offset, not a path:
@@ -802,7 +824,7 @@ func (d *decoder) value(s *connectors.Schema) (any, error) {
 	case connectors.String:
 		if c == '"' {
 			raw, err := d.str()
-			return string(raw), err
+			return d.copyString(raw), err
 		}
 	case connectors.Bytes:
 		if c == '"' {
@@ -923,7 +945,7 @@ func (d *decoder) mapValue(s *connectors.Schema) (map[string]any, error) {
 			if err != nil {
 				return inElem(err, mapKey(string(key)))
 			}
-			out[string(key)] = v
+			out[d.copyString(key)] = v
 			return nil
 		})
 		if err != nil {
@@ -1031,7 +1053,7 @@ func (d *decoder) anyValue() (any, error) {
 			if err != nil {
 				return inElem(err, mapKey(string(key)))
 			}
-			out[string(key)] = v
+			out[d.copyString(key)] = v
 			return nil
 		})
 		if err != nil {
@@ -1042,7 +1064,7 @@ func (d *decoder) anyValue() (any, error) {
 		return d.arrayValue(nil)
 	case '"':
 		raw, err := d.str()
-		return string(raw), err
+		return d.copyString(raw), err
 	case 't':
 		return true, d.literal("true")
 	case 'f':

@@ -46,14 +46,33 @@ type sinkPipeline struct {
 	// brought: the backlog takes another fetch only while it holds fewer.
 	lastTake int
 	// arena holds the bytes of the strings the converters read, for those
-	// that take them from one (StringConverter): one allocation per chunk
-	// of values rather than one per value.
+	// that take them from one (StringConverter, JSONConverter): one
+	// allocation per chunk of values rather than one per string.
 	arena converters.Arena
 	// keyArena and valueArena are the key and value converters when they
-	// are StringConverters, which take their strings from the arena; nil
-	// otherwise. The type itself, not an interface: a converter embedding
-	// StringConverter to override ToConnect must have its ToConnect called.
-	keyArena, valueArena *converters.StringConverter
+	// take their strings from the arena (arenaReaderOf).
+	keyArena, valueArena arenaReader
+}
+
+// arenaReader is a converter that reads strings through the sink task's
+// arena, by its concrete type: at most one field is set, and none when
+// the converter is of another type. The type itself, not an interface: a
+// converter embedding StringConverter or JSONConverter to override
+// ToConnect must have its ToConnect called, and an interface would be
+// satisfied by the embedded type's ToConnectArena.
+type arenaReader struct {
+	str  *converters.StringConverter
+	json *converters.JSONConverter
+}
+
+func arenaReaderOf(c converters.Converter) arenaReader {
+	switch c := c.(type) {
+	case *converters.StringConverter:
+		return arenaReader{str: c}
+	case *converters.JSONConverter:
+		return arenaReader{json: c}
+	}
+	return arenaReader{}
 }
 
 // takenNow is a context that has ended: a poll with it returns at once,
@@ -72,8 +91,7 @@ const maxPollRecords = 500
 func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	p.written = map[connectors.TopicPartition]int64{}
 	p.committed = map[connectors.TopicPartition]int64{}
-	p.keyArena, _ = p.key.(*converters.StringConverter)
-	p.valueArena, _ = p.value.(*converters.StringConverter)
+	p.keyArena, p.valueArena = arenaReaderOf(p.key), arenaReaderOf(p.value)
 	p.active = p.newTaskTopics(ctx)
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
@@ -478,11 +496,14 @@ func (p *sinkPipeline) convert(r *kgo.Record, sr *connectors.SinkRecord) error {
 	return nil
 }
 
-// toConnect converts data with c, through ac (c, when it is a
-// StringConverter) if not nil.
-func (p *sinkPipeline) toConnect(ac *converters.StringConverter, c converters.Converter, topic string, data []byte) (*connectors.Schema, any, error) {
-	if ac != nil {
-		return ac.ToConnectArena(topic, data, &p.arena)
+// toConnect converts data with c, through ac (c itself, when it reads
+// through the arena) if it has a converter.
+func (p *sinkPipeline) toConnect(ac arenaReader, c converters.Converter, topic string, data []byte) (*connectors.Schema, any, error) {
+	switch {
+	case ac.json != nil:
+		return ac.json.ToConnectArena(topic, data, &p.arena)
+	case ac.str != nil:
+		return ac.str.ToConnectArena(topic, data, &p.arena)
 	}
 	return c.ToConnect(topic, data)
 }
