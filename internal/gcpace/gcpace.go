@@ -33,13 +33,18 @@ import (
 const DefaultHeadroom = 64 << 20
 
 // The rate and the quiet time that tell busy from idle. Busy is allocating
-// at least headroom/8 a second (8 MiB/s at the default): at that rate the
-// default GOGC would collect a 16 MB worker every two seconds, and below
-// it the collector's work is too small to matter. Idle starts after ten
-// intervals in a row under that rate, so that a worker that pauses between
-// batches keeps its headroom.
+// at least headroom/2 a second (32 MiB/s at the default). The collector's
+// work grows with the allocation rate whatever the live heap, and so does
+// what the headroom saves: at the default pace a worker collects about as
+// many bytes as it allocates. Under that rate the saving is a few percent
+// of a core at most, while the headroom's pages would still count in the
+// resident set: a CDC worker streaming 1,000 changes a second allocates
+// 10-20 MB a second, and with an eighth of the headroom as the threshold it
+// held 50-60 MiB more at that pace (ADR 0021). Idle starts after three
+// intervals in a row under that rate, or without records moving, so that
+// a worker that pauses between batches keeps its headroom.
 const (
-	busyDivisor  = 8
+	busyDivisor  = 2
 	quietSamples = 3
 	// maxPercent bounds GOGC when the live heap is tiny: a test binary or
 	// a worker that has just started would otherwise get thousands.

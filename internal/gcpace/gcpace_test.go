@@ -23,8 +23,8 @@ func second(allocated uint64) sample {
 func TestPacerStaysAtTheDefaultWhileAllocationIsSlow(t *testing.T) {
 	p := pacer{headroom: 64 * mib, idlePercent: 100}
 	for i := range 30 {
-		// 7.9 MiB/s is just under the busy rate (headroom/8).
-		if pc := p.observe(second(64*mib/8 - 100_000)); pc != 100 || p.busy {
+		// Just under the busy rate (headroom/busyDivisor a second).
+		if pc := p.observe(second(64*mib/busyDivisor - 100_000)); pc != 100 || p.busy {
 			t.Fatalf("interval %d: GOGC %d busy %v; want 100 and idle", i, pc, p.busy)
 		}
 	}
@@ -53,11 +53,11 @@ func TestPacerGoesIdleOnlyAfterAQuietSpell(t *testing.T) {
 	p.observe(second(100 * mib))
 	// Nine quiet seconds, then a busy one: the spell starts again.
 	for range quietSamples - 1 {
-		if p.observe(second(7 * mib)); !p.busy {
+		if p.observe(second(64*mib/busyDivisor - mib)); !p.busy {
 			t.Fatal("went idle before a whole quiet spell")
 		}
 	}
-	p.observe(second(8 * mib))
+	p.observe(second(64 * mib / busyDivisor))
 	for i := range quietSamples - 1 {
 		if p.observe(second(mib)); !p.busy {
 			t.Fatalf("went idle %d seconds into the second spell; a busy second should restart it", i+1)
