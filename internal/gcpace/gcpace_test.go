@@ -256,6 +256,33 @@ func TestStartWithWorkCounted(t *testing.T) {
 	waitFor(t, "busy once work is done", func() bool { return gogc() > 100 })
 }
 
+// TestGoingIdleReleasesOnceInAWhile: the first idle after busy returns
+// the heap's free pages; another within releaseEvery leaves them to Go's
+// scavenger.
+func TestGoingIdleReleasesOnceInAWhile(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set in this test's environment")
+	}
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	live := make([]byte, 16*mib)
+	defer runtime.KeepAlive(live)
+	var released atomic.Int32
+	stop := start(Options{Headroom: 64 * mib, Interval: 20 * time.Millisecond, Log: zerolog.Nop()}, func() { released.Add(1) })
+	defer stop()
+	for round := range 2 {
+		done := make(chan struct{})
+		go allocateFor(done, 400*mib)
+		waitFor(t, "busy", func() bool { return gogc() > 100 })
+		close(done)
+		waitFor(t, "idle", func() bool { return gogc() == 100 })
+		time.Sleep(50 * time.Millisecond)
+		if n := released.Load(); n != 1 {
+			t.Fatalf("round %d: %d releases, want 1 (the first idle releases, the second is within %v)", round, n, releaseEvery)
+		}
+	}
+}
+
 // TestStartLeavesAnOperatorsGOGC: GOGC in the environment wins, and a
 // headroom of 0 turns the pacer off.
 func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
