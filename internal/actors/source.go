@@ -66,8 +66,10 @@ type sourcePipeline struct {
 // sendClock stamps records whose source gave no timestamp with the time
 // they are handed to the producer, in milliseconds, as Java's producer
 // stamps them when Connect calls send. kgo would read the clock for each
-// such record; on the VMs measured (issue 13) that read, with kgo's
-// truncation to milliseconds, was a tenth of the record path's CPU. The
+// such record; on the VMs measured (issue 13, ADR 0021) that read, with
+// kgo's truncation to milliseconds, was a twentieth of the worker's CPU
+// under FileStreamSource and about a tenth of Sluice's side of
+// BenchmarkThroughput. The
 // pipeline reads it once per stampEvery records, a few microseconds of
 // conversion apart, and again after anything that may have waited (a new
 // poll, a wait for buffer.memory, a retry, a topic creation, a
