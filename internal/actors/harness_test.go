@@ -59,6 +59,14 @@ func newEnvOn(t *testing.T, k *storetest.Env, trackTopics bool, with ...func(*Op
 	t.Helper()
 	e := &env{t: t, k: k, broker: k.Broker, kopts: k.Opts, client: k.Client, adm: k.Admin,
 		configs: k.Configs, statuses: k.Statuses, offsets: k.Offsets}
+	// The test plugins' hooks are found by connector name, and tests reuse
+	// names: each test starts from none (go test -count=2 would otherwise
+	// see the first run's records in the second's).
+	t.Cleanup(func() {
+		hooksMu.Lock()
+		clear(allHook)
+		hooksMu.Unlock()
+	})
 	reg := builtin.Registry()
 	for _, p := range testPlugins() {
 		reg.MustRegister(p)

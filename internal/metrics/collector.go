@@ -281,7 +281,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c collector) collectTasks(ch chan<- prometheus.Metric, now time.Time) {
-	for _, t := range c.r.runningTasks() {
+	for _, t := range c.r.viewedTasks() {
 		s := &taskSample{Task: t, rates: c.r.taskRates(t, now)}
 		s.running, s.paused = t.ratios(now)
 		task := strconv.Itoa(t.task)

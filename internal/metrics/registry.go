@@ -186,8 +186,8 @@ func (r *Registry) StartTask(connector string, task int, kind string) *Task {
 }
 
 // TaskLeft records that a task left this worker for good (its actor's
-// final stop, not a restart): its restarts and error counts go, unless an
-// instance of it runs here again already.
+// final stop, not a restart): its metrics, restarts and error counts go,
+// unless an instance of it still drains (then its StopTask removes them).
 func (r *Registry) TaskLeft(connector string, task int) {
 	if r == nil {
 		return
@@ -195,7 +195,7 @@ func (r *Registry) TaskLeft(connector string, task int) {
 	k := taskKey{connector, task}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.tasks[k] == nil {
+	if t := r.tasks[k]; t == nil || t.endedAt.Load() != 0 {
 		r.forgetLocked(k)
 	} else {
 		r.left[k] = true // an instance still drains; StopTask forgets
@@ -203,6 +203,7 @@ func (r *Registry) TaskLeft(connector string, task int) {
 }
 
 func (r *Registry) forgetLocked(k taskKey) {
+	delete(r.tasks, k)
 	delete(r.errors, k)
 	delete(r.restarts, k)
 	delete(r.left, k)
@@ -219,19 +220,21 @@ func (r *Registry) ConnectorLeft(connector string) {
 	r.mu.Unlock()
 }
 
-// StopTask unregisters a task instance; a newer instance of the same task
-// stays registered.
+// StopTask records that a task instance stopped. An instance that stops
+// because it failed stays in view, ended, until the supervisor's restart
+// registers the next one (StartTask) or the task leaves (TaskLeft): its
+// series would otherwise vanish from every scrape for the restart's
+// backoff, which is when an operator looks at them (Connect keeps a FAILED
+// task's metrics). A newer instance of the same task stays as it is.
 func (r *Registry) StopTask(t *Task) {
 	if r == nil || t == nil {
 		return
 	}
+	t.end(r.now())
 	r.mu.Lock()
 	k := taskKey{t.connector, t.task}
-	if r.tasks[k] == t {
-		delete(r.tasks, k)
-		if r.left[k] {
-			r.forgetLocked(k)
-		}
+	if r.tasks[k] == t && r.left[k] {
+		r.forgetLocked(k)
 	}
 	r.mu.Unlock()
 }
@@ -357,9 +360,10 @@ func storeMax(v *atomic.Int64, n int64) {
 	}
 }
 
-// runningTasks is a snapshot of the registered task instances, sorted by
+// viewedTasks is a snapshot of the registered task instances, those running
+// and those ended and waiting for their restart (StopTask), sorted by
 // connector then task.
-func (r *Registry) runningTasks() []*Task {
+func (r *Registry) viewedTasks() []*Task {
 	r.mu.Lock()
 	out := make([]*Task, 0, len(r.tasks))
 	for _, t := range r.tasks {
@@ -386,7 +390,7 @@ func (r *Registry) TaskRates() []TaskRate {
 		return nil
 	}
 	now := r.now()
-	tasks := r.runningTasks()
+	tasks := r.viewedTasks()
 	out := make([]TaskRate, 0, len(tasks))
 	for _, t := range tasks {
 		rt := r.taskRates(t, now)

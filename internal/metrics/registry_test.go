@@ -90,8 +90,44 @@ func TestStopTaskKeepsANewerInstance(t *testing.T) {
 		t.Fatalf("after stopping the old instance: %+v, want the fresh instance with total 0", got)
 	}
 	r.StopTask(fresh)
+	r.TaskLeft("c", 0)
 	if got := r.TaskRates(); len(got) != 0 {
-		t.Fatalf("after stopping both: %+v, want none", got)
+		t.Fatalf("after stopping both and the task leaving: %+v, want none", got)
+	}
+}
+
+// A failed instance's metrics stay in view while the supervisor waits to
+// restart it, with its totals and errors, and its running ratio falls from
+// its end; the restart replaces them, and the task leaving removes them.
+func TestAFailedInstanceStaysInViewUntilItsRestart(t *testing.T) {
+	r, c := newTestRegistry()
+	failed := r.StartTask("c", 0, KindSource)
+	failed.Written(true)
+	failed.RecordError(true)
+	c.advance(10 * time.Second)
+	r.StopTask(failed) // failed: the restart comes after a backoff
+	c.advance(10 * time.Second)
+	got := r.TaskRates()
+	if len(got) != 1 || got[0].Total != 1 {
+		t.Fatalf("during the restart's backoff: %+v, want the failed instance with its 1 record", got)
+	}
+	if n := failed.recordFailures.Load(); n != 1 {
+		t.Fatalf("record failures %d, want 1", n)
+	}
+	if running, paused := failed.ratios(c.now()); running < 0.499 || running > 0.501 || paused != 0 {
+		t.Fatalf("running ratio %v, paused %v, want 0.5 (10 s running of 20) and 0", running, paused)
+	}
+	next := r.StartTask("c", 0, KindSource)
+	if got := r.TaskRates(); len(got) != 1 || got[0].Total != 0 {
+		t.Fatalf("after the restart: %+v, want the new instance alone, total 0", got)
+	}
+	if n := next.recordFailures.Load(); n != 1 {
+		t.Fatalf("the restarted instance shows %d record failures, want the failed one's 1", n)
+	}
+	r.StopTask(next)
+	r.TaskLeft("c", 0)
+	if got := r.TaskRates(); len(got) != 0 || r.errors[taskKey{"c", 0}] != nil {
+		t.Fatalf("after the task left: %+v, errors kept %v", got, r.errors[taskKey{"c", 0}] != nil)
 	}
 }
 

@@ -52,6 +52,11 @@ type Task struct {
 	// spent in each state before.
 	paused                    atomic.Bool
 	stateSince                atomic.Int64 // unix nanos
+	// endedAt is when the instance stopped (unix nanos), 0 while it runs.
+	// A failed instance stays in view until the supervisor's restart
+	// replaces it (Registry.StopTask), and from then on its time counts as
+	// neither running nor paused, as a FAILED task's in Connect.
+	endedAt atomic.Int64
 	runningNanos, pausedNanos atomic.Int64
 	stateMu                   sync.Mutex   // serialises state changes (rare), never the record path
 	partitions                atomic.Int64 // assigned to a sink task
@@ -257,18 +262,32 @@ func (t *Task) setPaused(paused bool, now time.Time) {
 	t.paused.Store(paused)
 }
 
-// ratios are the fractions of the task's life spent running and paused.
+// end records that the instance stopped at now.
+func (t *Task) end(now time.Time) {
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	if t.endedAt.Load() == 0 {
+		t.endedAt.Store(now.UnixNano())
+	}
+}
+
+// ratios are the fractions of the task's life spent running and paused;
+// an ended instance's life goes on, in neither state.
 func (t *Task) ratios(now time.Time) (running, paused float64) {
 	t.stateMu.Lock()
 	run, pause := t.runningNanos.Load(), t.pausedNanos.Load()
-	current := now.UnixNano() - t.stateSince.Load()
+	until, ended := now.UnixNano(), int64(0)
+	if end := t.endedAt.Load(); end != 0 && end < until {
+		until, ended = end, until-end
+	}
+	current := until - t.stateSince.Load()
 	if t.paused.Load() {
 		pause += current
 	} else {
 		run += current
 	}
 	t.stateMu.Unlock()
-	total := run + pause
+	total := run + pause + ended
 	if total <= 0 {
 		return 1, 0
 	}
