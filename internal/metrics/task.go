@@ -50,13 +50,13 @@ type Task struct {
 	*taskErrors
 	// Running and paused time: the state and since when, plus the time
 	// spent in each state before.
-	paused                    atomic.Bool
-	stateSince                atomic.Int64 // unix nanos
+	paused     atomic.Bool
+	stateSince atomic.Int64 // unix nanos
 	// endedAt is when the instance stopped (unix nanos), 0 while it runs.
 	// A failed instance stays in view until the supervisor's restart
 	// replaces it (Registry.StopTask), and from then on its time counts as
 	// neither running nor paused, as a FAILED task's in Connect.
-	endedAt atomic.Int64
+	endedAt                   atomic.Int64
 	runningNanos, pausedNanos atomic.Int64
 	stateMu                   sync.Mutex   // serialises state changes (rare), never the record path
 	partitions                atomic.Int64 // assigned to a sink task
