@@ -215,6 +215,9 @@ func memSinkHarness(bug string) SinkHarness {
 		Plugin: connectors.Plugin{Class: "test.MemSinkConnector", Type: connectors.Sink, Version: "0",
 			New: func() connectors.Connector { return &memSinkConnector{} }},
 		Config: func(t *testing.T) map[string]string {
+			// A store per test, gone with it: go test -count=2 runs
+			// tests of the same name again.
+			t.Cleanup(func() { memStores.Delete(t.Name()) })
 			return map[string]string{"topic": "mem", "bug": bug, "store": t.Name()}
 		},
 		Record: func(i int) *connectors.SinkRecord {
