@@ -69,12 +69,11 @@ type sourcePipeline struct {
 // such record; on the VMs measured (issue 13, ADR 0021) that read, with
 // kgo's truncation to milliseconds, was a twentieth of the worker's CPU
 // under FileStreamSource and about a tenth of Sluice's side of
-// BenchmarkThroughput. The
-// pipeline reads it once per stampEvery records, a few microseconds of
-// conversion apart, and again after anything that may have waited (a new
-// poll, a wait for buffer.memory, a retry, a topic creation, a
-// transaction's end): a stamp is never staler than a run of records
-// converted back to back.
+// BenchmarkThroughput. The pipeline reads it once per stampEvery records,
+// a few microseconds of conversion apart, and again after anything that
+// may have waited (a new poll, a wait for buffer.memory, a retry, a topic
+// creation, a transaction's end): a stamp is never staler than a run of
+// records converted back to back.
 type sendClock struct {
 	now  time.Time
 	left int

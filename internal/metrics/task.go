@@ -262,14 +262,8 @@ func (t *Task) setPaused(paused bool, now time.Time) {
 	t.paused.Store(paused)
 }
 
-// end records that the instance stopped at now.
-func (t *Task) end(now time.Time) {
-	t.stateMu.Lock()
-	defer t.stateMu.Unlock()
-	if t.endedAt.Load() == 0 {
-		t.endedAt.Store(now.UnixNano())
-	}
-}
+// end records that the instance stopped at now (the first stop counts).
+func (t *Task) end(now time.Time) { t.endedAt.CompareAndSwap(0, now.UnixNano()) }
 
 // ratios are the fractions of the task's life spent running and paused;
 // an ended instance's life goes on, in neither state.
