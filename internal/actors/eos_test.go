@@ -230,6 +230,64 @@ func TestExactlyOnceFencedTaskNeverCommitsAgain(t *testing.T) {
 	exactlyOnce(t, e.readCommitted(e.topic(name), 2000), 1, 2000)
 }
 
+// Invariant 10: an instance of a task that read its offsets commits nothing
+// once a later instance started. Two workers run the same task, as a
+// zombie and its successor do: the first reads its offsets and is held in
+// Open; the second starts, produces every record and commits; then the
+// first goes on from the offsets it read. Its producer must have taken its
+// epoch before it read them, so that the second's fenced it: before, a
+// separate InitProducerID fenced the id and the producer took a newer
+// epoch of its own at its first transaction, and the first instance
+// committed every record a second time (the chaos run found six).
+func TestExactlyOnceAnInstanceHeldAfterReadingItsOffsetsNeverCommits(t *testing.T) {
+	k := storetest.Start(t, "t", ProducerOpts()...)
+	first := newEnvOn(t, k, false, withExactlyOnce)
+	name := "eos-held"
+	h := hooksFor(name)
+	h.mu.Lock()
+	h.records = 100
+	h.holdOpen, h.heldOpen = make(chan struct{}), make(chan struct{})
+	h.mu.Unlock()
+	first.create(name, withConv(map[string]string{"name": name, "connector.class": "test.TestSource",
+		"topic": first.topic(name), "tasks.max": "1"}))
+	select {
+	case <-h.heldOpen:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first instance never opened")
+	}
+	newEnvOn(t, k, false, withExactlyOnce, func(o *Options) { o.WorkerID = "w2" })
+	if got := first.readCommitted(first.topic(name), 100); len(got) != 100 {
+		t.Fatalf("the second instance committed %d records, want 100", len(got))
+	}
+	close(h.holdOpen)
+	// The first instance polls the same 100 records from the offsets it
+	// read. Fenced, it fails at its first transaction and its supervisor
+	// starts a third instance, which reads the second's offsets and idles;
+	// had it not been fenced, it commits within a few seconds.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		h.mu.Lock()
+		restarted := h.opened >= 3
+		h.mu.Unlock()
+		if restarted {
+			break
+		}
+	}
+	time.Sleep(time.Second) // a commit of the first instance would be visible by now
+	recs := first.readCommitted(first.topic(name), 100)
+	seen := map[string]int{}
+	for _, r := range recs {
+		seen[string(r.Value)]++
+	}
+	for seq := range 100 {
+		if c := seen[fmt.Sprintf("0:%d", seq)]; c != 1 {
+			t.Fatalf("seq %d seen %d times by a read_committed consumer (%d records in all)", seq, c, len(recs))
+		}
+	}
+	if len(recs) != 100 {
+		t.Fatalf("%d records visible to read_committed, want 100", len(recs))
+	}
+}
+
 // A source with its own offsets topic (offsets.storage.topic) writes its
 // offsets there, in its transactions when exactly once, and to the
 // worker's topic after; the topic is created when missing, and a task

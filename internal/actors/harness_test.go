@@ -178,6 +178,9 @@ type hooks struct {
 	openErrors int           // Open fails this many times
 	idlePolls  []pollSpan    // the Polls made once records were all sent
 	pollGap    time.Duration // each Poll after the first waits this long before its records
+	// When holdOpen is set, the first Open, once it read its offset,
+	// closes heldOpen and waits until holdOpen is closed.
+	holdOpen, heldOpen chan struct{}
 	// sink
 	written   []int64 // seq of each value written, in order
 	batches   []int   // size of each batch Write got
@@ -267,6 +270,14 @@ func (s *testSourceTask) Open(_ context.Context, tc connectors.SourceTaskContext
 	}
 	if off != nil {
 		s.next = off["seq"].(int64) + 1
+	}
+	s.h.mu.Lock()
+	hold, held := s.h.holdOpen, s.h.heldOpen
+	first := s.h.opened == 1
+	s.h.mu.Unlock()
+	if hold != nil && first {
+		close(held)
+		<-hold
 	}
 	return nil
 }

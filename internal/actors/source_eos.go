@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -121,9 +122,10 @@ type transactions struct {
 
 // transactionalProducer makes the task's own transactional producer: the
 // worker's producer settings, the connector's overrides, then the
-// transactional id, which the settings cannot change. Before it returns it
-// fences the id, so that a predecessor still running somewhere can commit
-// nothing after this task reads its offsets.
+// transactional id, which the settings cannot change. Before it returns
+// the producer takes its epoch (takeEpoch), which fences every earlier
+// instance of the task, so that none can commit after this task reads its
+// offsets (invariant 10).
 func (p *sourcePipeline) transactionalProducer(ctx context.Context) (*transactions, error) {
 	store, ok := p.offsets.(TransactionalOffsets)
 	if !ok {
@@ -151,11 +153,47 @@ func (p *sourcePipeline) transactionalProducer(ctx context.Context) (*transactio
 	p.producer = producer{cl, security}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := FenceProducers(fctx, cl, []string{t.txnID}); err != nil {
+	if err := takeEpoch(fctx, cl, t.txnID); err != nil {
 		cl.Close()
 		return nil, err
 	}
 	return t, nil
+}
+
+// takeEpoch has the task's own producer run InitProducerID now, as Java's
+// initTransactions does, instead of at its first transaction as franz-go
+// would: the epoch it gets fences every earlier instance of the task, and
+// it is the epoch all of this instance's transactions use. The fencing must
+// be done by this producer: had a separate request fenced the id (as
+// FenceProducers does for the leader), the producer would take a newer
+// epoch only at its first transaction, after the offsets were read, and an
+// instance started in between (a zombie's restart) could commit records
+// this one would then produce again from the offsets it read before.
+// The chaos run's exactly-once mode found that on Apache Kafka: six
+// sequence numbers committed twice. Later epoch changes (franz-go's
+// KIP-360 recovery, KIP-890's bump at each EndTxn) name the epoch they
+// replace, which the coordinator refuses once a newer instance fenced it.
+func takeEpoch(ctx context.Context, cl *kgo.Client, txnID string) error {
+	for {
+		_, _, err := cl.ProducerID(ctx)
+		if err == nil {
+			return nil
+		}
+		// franz-go retries CONCURRENT_TRANSACTIONS (the coordinator
+		// still aborting what the fenced instance had open) in place;
+		// a coordinator not ready yet or a lost connection leaves the
+		// id to load again on the next call. Anything else (fenced,
+		// not authorized) is for good.
+		var netErr net.Error
+		if ctx.Err() != nil || !(kerr.IsRetriable(err) || errors.Is(err, kerr.ConcurrentTransactions) || errors.As(err, &netErr)) {
+			return fmt.Errorf("initializing the transactional producer %q: %w", txnID, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("initializing the transactional producer %q: %w (last error: %v)", txnID, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // begin opens a transaction unless one is open.

@@ -238,8 +238,21 @@ func (c *chaosRun) startWorkers() {
 		if !c.t.Failed() {
 			return
 		}
+		// SLUICE_CHAOS_LOGS keeps every incarnation's whole log for the
+		// post-mortem; the test's own directory goes with the test.
+		keep := os.Getenv("SLUICE_CHAOS_LOGS")
 		for _, p := range c.allProcs {
 			c.t.Logf("--- %s (pid %d) stderr, last lines:\n%s", p.Name, p.Pid(), proctest.Tail(p.Stderr, 25))
+			if keep == "" {
+				continue
+			}
+			b, err := os.ReadFile(p.Stderr)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(keep, fmt.Sprintf("%s-%d.log", p.Name, p.Pid())), b, 0o644)
+			}
+			if err != nil {
+				c.t.Logf("SLUICE_CHAOS_LOGS: %v", err)
+			}
 		}
 	})
 }

@@ -86,17 +86,20 @@ func (c *chaosRun) verify() *report {
 	var sinkWant map[seqKey]bool
 	for _, name := range c.sources {
 		topic := c.topics[name]
-		vals, uncommitted := c.readTopic(topic)
+		recs, uncommitted := c.readTopic(topic)
 		counts := map[seqKey]int{}
-		for _, v := range vals {
-			task, seq, err := datagen.ParseValue(v)
+		where := map[seqKey][]*kgo.Record{}
+		for _, r := range recs {
+			task, seq, err := datagen.ParseValue(r.Value)
 			if err != nil || task < 0 || task >= sourceTasks {
-				res.Problems = append(res.Problems, fmt.Sprintf("topic %s: a record that is not a Datagen value of tasks 0-%d: %q (%v)", topic, sourceTasks-1, v, err))
+				res.Problems = append(res.Problems, fmt.Sprintf("topic %s: a record that is not a Datagen value of tasks 0-%d: %q (%v)", topic, sourceTasks-1, r.Value, err))
 				continue
 			}
-			counts[seqKey{task, seq}]++
+			k := seqKey{task, seq}
+			counts[k]++
+			where[k] = append(where[k], r)
 		}
-		tr := topicReport{Records: len(vals), Distinct: len(counts), Duplicates: len(vals) - len(counts), Uncommitted: uncommitted}
+		tr := topicReport{Records: len(recs), Distinct: len(counts), Duplicates: len(recs) - len(counts), Uncommitted: uncommitted}
 		var missing []string
 		for task := range sourceTasks {
 			top := int64(-1)
@@ -130,7 +133,8 @@ func (c *chaosRun) verify() *report {
 		res.Duplicates += tr.Duplicates
 		res.Uncommitted += tr.Uncommitted
 		if c.s.eos && tr.Duplicates > 0 {
-			res.Problems = append(res.Problems, fmt.Sprintf("connector %s is exactly-once, but a read_committed consumer of %s sees %d records twice", name, topic, tr.Duplicates))
+			res.Problems = append(res.Problems, fmt.Sprintf("connector %s is exactly-once, but a read_committed consumer of %s sees %d records twice: %s",
+				name, topic, tr.Duplicates, describeDuplicates(where)))
 		}
 		if topic == sinkTopic {
 			sinkWant = map[seqKey]bool{}
@@ -162,6 +166,38 @@ func (c *chaosRun) verify() *report {
 	return res
 }
 
+// describeDuplicates names the first sequence numbers seen more than once
+// and where each copy is: partition, offset, the producer id and epoch that
+// wrote it, and its timestamp. Two epochs of one id point at a fencing that
+// came too late; one epoch at a task that resumed from stale offsets.
+func describeDuplicates(where map[seqKey][]*kgo.Record) string {
+	var keys []seqKey
+	for k, rs := range where {
+		if len(rs) > 1 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].task != keys[j].task {
+			return keys[i].task < keys[j].task
+		}
+		return keys[i].seq < keys[j].seq
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == 10 {
+			parts = append(parts, "...")
+			break
+		}
+		var copies []string
+		for _, r := range where[k] {
+			copies = append(copies, fmt.Sprintf("p%d@%d producer %d/%d at %s", r.Partition, r.Offset, r.ProducerID, r.ProducerEpoch, r.Timestamp.UTC().Format("15:04:05.000")))
+		}
+		parts = append(parts, fmt.Sprintf("task %d seq %d [%s]", k.task, k.seq, strings.Join(copies, "; ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // ranges renders sorted numbers as "3-7, 12, 20-21", the first 20 ranges.
 func ranges(ns []int64) string {
 	var parts []string
@@ -188,7 +224,7 @@ func ranges(ns []int64) string {
 // up to its end offsets. In the exactly-once mode it returns what a
 // read_committed consumer sees, and also counts the records that a
 // read_uncommitted one sees besides (aborted transactions' records).
-func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
+func (c *chaosRun) readTopic(topic string) (recs []*kgo.Record, uncommitted int) {
 	c.t.Helper()
 	adm, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap))
 	if err != nil {
@@ -254,19 +290,19 @@ func (c *chaosRun) readTopic(topic string) (vals [][]byte, uncommitted int) {
 // read_uncommitted. A transactional topic's last offsets may be commit or
 // abort markers: the consumer is handed them (KeepControlRecords) so that
 // it can tell it reached the end, and skips them.
-func (c *chaosRun) consume(topic string, end map[int32]int64, committed bool) [][]byte {
+func (c *chaosRun) consume(topic string, end map[int32]int64, committed bool) []*kgo.Record {
 	c.t.Helper()
 	opts := []kgo.Opt{kgo.FetchMaxWait(500 * time.Millisecond), kgo.KeepControlRecords()}
 	if committed {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	cl := kafkatest.NewConsumer(c.t, []kgo.Opt{kgo.SeedBrokers(c.bootstrap)}, []string{topic}, opts...)
-	var vals [][]byte
+	var vals []*kgo.Record
 	ctx, cancel := context.WithTimeout(context.Background(), 2*startDeadline)
 	defer cancel()
 	next, err := kafkatest.ConsumeTo(ctx, cl, end, func(r *kgo.Record) {
 		if !r.Attrs.IsControl() {
-			vals = append(vals, r.Value)
+			vals = append(vals, r)
 		}
 	}, func(_ string, p int32, err error) {
 		if !errors.Is(err, context.DeadlineExceeded) {
