@@ -11,6 +11,10 @@ import (
 // batch holds no more than this alive.
 const arenaChunk = 32 << 10
 
+// ArenaChunk is the size of an Arena's chunks, for a runtime that bounds
+// how many its records hold.
+const ArenaChunk = arenaChunk
+
 // Arena copies the bytes of the strings a sink task's converters return
 // into chunks shared by many of them: one allocation per chunk instead of
 // one per string. A consumed record's bytes belong to its fetch, so a
@@ -20,6 +24,76 @@ const arenaChunk = 32 << 10
 // task has its own. The zero value is ready to use.
 type Arena struct {
 	chunk []byte
+	// For values written into the arena (FromConnectArena): the length
+	// of the last one, which sizes the room given to the next, and
+	// whether the room last given is the chunk's free tail.
+	last    int
+	inChunk bool
+	// gen counts the chunks values were written into; lastGen is the
+	// chunk of the last value kept, 0 when it has an allocation of its
+	// own.
+	gen, lastGen uint64
+}
+
+// LastChunk says which chunk the last value written into the arena is
+// in: chunks are numbered from 1 as the arena makes them, and 0 means an
+// allocation of its own. A source task counts the records that hold each
+// chunk alive with it.
+func (a *Arena) LastChunk() uint64 { return a.lastGen }
+
+// Drop lets go of the chunk values are written into. Values already
+// given keep it alive until they are released; a source task drops it
+// when a poll brings nothing, so that an idle task holds no chunk.
+func (a *Arena) Drop() {
+	a.chunk = nil
+}
+
+// Forget says that the last value was not written into the arena
+// (LastChunk is 0 until the next one is).
+func (a *Arena) Forget() { a.lastGen = 0 }
+
+// room is where the next value written into the arena is appended: the
+// chunk's free tail, with length 0, or a fresh chunk when less than twice
+// the last value is left. A large value (over an eighth of a chunk, like
+// String's) gets an allocation of its own instead, sized for the last one.
+// A value that outgrows the room is moved to an allocation of its own by
+// append, which copies nothing of the values before it (the room has
+// length 0). keep must be called with what was appended.
+func (a *Arena) room() []byte {
+	if a.last > arenaChunk/8 {
+		a.inChunk = false
+		return make([]byte, 0, a.last+64)
+	}
+	if cap(a.chunk)-len(a.chunk) < 2*a.last+64 {
+		a.chunk = make([]byte, 0, arenaChunk)
+		a.gen++
+	}
+	a.inChunk = true
+	return a.chunk[len(a.chunk):len(a.chunk)]
+}
+
+// keep takes b, appended to room's slice, as a value: when it is in the
+// chunk, the chunk's length moves past it; its capacity is cut to its
+// length either way, so that nothing appended to it can reach the next
+// value. The bytes a value leaves unused in an allocation of its own are
+// bounded as JSONConverter.FromConnect bounds them: a value is held until
+// Kafka acknowledges it, in a window buffer.memory bounds by length.
+func (a *Arena) keep(room, b []byte) []byte {
+	a.last, a.lastGen = len(b), 0
+	if len(b) == 0 {
+		return b[:0:0]
+	}
+	if a.inChunk && cap(b) == cap(room) {
+		// Same capacity as the room: append did not move it, so b is
+		// the chunk's bytes from its old length on.
+		a.chunk = a.chunk[:len(a.chunk)+len(b)]
+		a.lastGen = a.gen
+		return b[:len(b):len(b)]
+	}
+	if spare := cap(b) - len(b); spare > 64 && spare > len(b)/8 {
+		b = append(make([]byte, 0, len(b)), b...)
+	}
+	return b[:len(b):len(b)]
 }
 
 // String returns a copy of b as a string.
@@ -61,4 +135,45 @@ func (c *StringConverter) ToConnectArena(topic string, data []byte, a *Arena) (*
 // itself only, never through an interface.
 func (c *JSONConverter) ToConnectArena(topic string, data []byte, a *Arena) (*connectors.Schema, any, error) {
 	return c.toConnect(data, a)
+}
+
+// FromConnectArena is FromConnect with the value written into a: a source
+// task's values share its chunks instead of one allocation each (and the
+// scratch buffer FromConnect copies from). A chunk stays alive until
+// Kafka acknowledged every value in it. As ToConnectArena, the source
+// runtime calls it for a *JSONConverter itself only, never through an
+// interface, so that a converter embedding JSONConverter to override
+// FromConnect has its FromConnect called.
+func (c *JSONConverter) FromConnectArena(topic string, schema *connectors.Schema, value any, a *Arena) ([]byte, error) {
+	a.lastGen = 0
+	if schema == nil && value == nil {
+		return nil, nil
+	}
+	room := a.room()
+	b, err := c.appendRecord(room, schema, value)
+	if err != nil {
+		// What was appended is past the chunk's length: the next value
+		// writes over it.
+		return nil, dataErr("JsonConverter", err)
+	}
+	return a.keep(room, b), nil
+}
+
+// FromConnectArena is FromConnect with the value written into a (see
+// JSONConverter.FromConnectArena).
+func (c *StringConverter) FromConnectArena(topic string, schema *connectors.Schema, value any, a *Arena) ([]byte, error) {
+	a.lastGen = 0
+	switch v := value.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		room := a.room()
+		return a.keep(room, append(room, v...)), nil
+	}
+	room := a.room()
+	b, err := appendJavaString(room, schema, value)
+	if err != nil {
+		return nil, dataErr("StringConverter", err)
+	}
+	return a.keep(room, b), nil
 }

@@ -140,3 +140,101 @@ func TestJSONConverterToConnectArenaAllocates(t *testing.T) {
 		}
 	}
 }
+
+// arenaValues are Connect values to write with FromConnectArena: those the
+// seeds read back as, and strings from empty to past the size that gets
+// an allocation of its own, so that chunks fill unevenly and values
+// outgrow the room they were given.
+func arenaValues(t *testing.T, c *JSONConverter) (schemas []*connectors.Schema, values []any) {
+	t.Helper()
+	for _, seed := range append(arenaSeeds, fuzzSeeds...) {
+		s, v, err := c.ToConnect("t", []byte(seed))
+		if err == nil {
+			schemas, values = append(schemas, s), append(values, v)
+		}
+	}
+	for i := range 3000 {
+		n := (i * 37) % (arenaChunk / 5)
+		if i%10 == 9 {
+			n = i % 7 // a run of short ones after a long one
+		}
+		schemas = append(schemas, connectors.StringSchema)
+		values = append(values, fmt.Sprintf("%d:%s", i, strings.Repeat("ü", n/2)))
+	}
+	schemas, values = append(schemas, nil, connectors.OptionalStringSchema), append(values, nil, nil)
+	return schemas, values
+}
+
+// FromConnectArena writes what FromConnect writes, errors and nulls
+// included, and every value keeps its bytes while the arena writes the
+// ones after it: no two values share a byte, and none has capacity past
+// its length that an append could write into the next.
+func TestJSONConverterFromConnectArena(t *testing.T) {
+	withSchemas := NewJSONConverter()
+	plain := jsonConv(t, false, map[string]string{"schemas.enable": "false"})
+	for _, c := range []*JSONConverter{withSchemas, plain} {
+		schemas, values := arenaValues(t, withSchemas)
+		var a Arena
+		var got, want [][]byte
+		for i := range values {
+			w, werr := c.FromConnect("t", schemas[i], values[i])
+			g, gerr := c.FromConnectArena("t", schemas[i], values[i], &a)
+			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() || (g == nil) != (w == nil) || !bytes.Equal(g, w) {
+				t.Fatalf("FromConnectArena(%.60s) = %.60q, %v; FromConnect gives %.60q, %v", fmt.Sprint(values[i]), g, gerr, w, werr)
+			}
+			if cap(g) != len(g) {
+				t.Fatalf("value %d has capacity %d past its length %d", i, cap(g), len(g))
+			}
+			if i%500 == 0 {
+				a.Drop() // as an idle source task does
+			}
+			got, want = append(got, g), append(want, w)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("value %d changed as later values were written: %.60q, want %.60q", i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// StringConverter's FromConnectArena writes what its FromConnect writes,
+// for strings and for the other types it renders as Java's toString.
+func TestStringConverterFromConnectArena(t *testing.T) {
+	c := &StringConverter{}
+	schemas, values := arenaValues(t, NewJSONConverter())
+	schemas = append(schemas, connectors.Int32Schema, connectors.StringSchema)
+	values = append(values, int32(7), "")
+	var a Arena
+	var got, want [][]byte
+	for i := range values {
+		w, werr := c.FromConnect("t", schemas[i], values[i])
+		g, gerr := c.FromConnectArena("t", schemas[i], values[i], &a)
+		if (gerr == nil) != (werr == nil) || (g == nil) != (w == nil) || !bytes.Equal(g, w) || cap(g) != len(g) {
+			t.Fatalf("FromConnectArena(%.60s) = %.60q (cap %d), %v; FromConnect gives %.60q, %v", fmt.Sprint(values[i]), g, cap(g), gerr, w, werr)
+		}
+		got, want = append(got, g), append(want, w)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("value %d changed as later values were written: %.60q, want %.60q", i, got[i], want[i])
+		}
+	}
+}
+
+// Values of a hundred bytes written into the arena cost a chunk every few
+// hundred of them, where FromConnect allocates each (and copies it out of
+// a pooled scratch buffer).
+func TestFromConnectArenaAllocates(t *testing.T) {
+	c := jsonConv(t, false, map[string]string{"schemas.enable": "false"})
+	schema := connectors.StructSchema("v", connectors.Field{Name: "seq", Schema: connectors.Int64Schema},
+		connectors.Field{Name: "pad", Schema: connectors.StringSchema})
+	v := &connectors.StructValue{Schema: schema, Values: []any{int64(12345), strings.Repeat("x", 100)}}
+	var a Arena
+	if allocs := testing.AllocsPerRun(1000, func() { _, _ = c.FromConnectArena("t", schema, v, &a) }); allocs >= 0.1 {
+		t.Errorf("FromConnectArena allocates %v times per value, want a chunk every few hundred values", allocs)
+	}
+	if allocs := testing.AllocsPerRun(1000, func() { _, _ = c.FromConnect("t", schema, v) }); allocs < 1 {
+		t.Errorf("FromConnect allocates %v times per value; the test no longer compares with one allocation each", allocs)
+	}
+}

@@ -50,29 +50,30 @@ type sinkPipeline struct {
 	// allocation per chunk of values rather than one per string.
 	arena converters.Arena
 	// keyArena and valueArena are the key and value converters when they
-	// take their strings from the arena (arenaReaderOf).
-	keyArena, valueArena arenaReader
+	// take their strings from the arena (arenaConverterOf).
+	keyArena, valueArena arenaConverter
 }
 
-// arenaReader is a converter that reads strings through the sink task's
-// arena, by its concrete type: at most one field is set, and none when
-// the converter is of another type. The type itself, not an interface: a
-// converter embedding StringConverter or JSONConverter to override
-// ToConnect must have its ToConnect called, and an interface would be
-// satisfied by the embedded type's ToConnectArena.
-type arenaReader struct {
+// arenaConverter is a converter that uses a task's arena (converters.Arena),
+// by its concrete type: a sink's reads its strings through it, a source's
+// writes its values into it (chunks.go). At most one field is set, and
+// none when the converter is of another type. The type itself, not an
+// interface: a converter embedding StringConverter or JSONConverter to
+// override ToConnect or FromConnect must have its override called, and an
+// interface would be satisfied by the embedded type's arena methods.
+type arenaConverter struct {
 	str  *converters.StringConverter
 	json *converters.JSONConverter
 }
 
-func arenaReaderOf(c converters.Converter) arenaReader {
+func arenaConverterOf(c converters.Converter) arenaConverter {
 	switch c := c.(type) {
 	case *converters.StringConverter:
-		return arenaReader{str: c}
+		return arenaConverter{str: c}
 	case *converters.JSONConverter:
-		return arenaReader{json: c}
+		return arenaConverter{json: c}
 	}
-	return arenaReader{}
+	return arenaConverter{}
 }
 
 // takenNow is a context that has ended: a poll with it returns at once,
@@ -91,7 +92,7 @@ const maxPollRecords = 500
 func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	p.written = map[connectors.TopicPartition]int64{}
 	p.committed = map[connectors.TopicPartition]int64{}
-	p.keyArena, p.valueArena = arenaReaderOf(p.key), arenaReaderOf(p.value)
+	p.keyArena, p.valueArena = arenaConverterOf(p.key), arenaConverterOf(p.value)
 	p.active = p.newTaskTopics(ctx)
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
@@ -498,7 +499,7 @@ func (p *sinkPipeline) convert(r *kgo.Record, sr *connectors.SinkRecord) error {
 
 // toConnect converts data with c, through ac (c itself, when it reads
 // through the arena) if it has a converter.
-func (p *sinkPipeline) toConnect(ac arenaReader, c converters.Converter, topic string, data []byte) (*connectors.Schema, any, error) {
+func (p *sinkPipeline) toConnect(ac arenaConverter, c converters.Converter, topic string, data []byte) (*connectors.Schema, any, error) {
 	switch {
 	case ac.json != nil:
 		return ac.json.ToConnectArena(topic, data, &p.arena)

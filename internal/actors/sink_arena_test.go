@@ -35,7 +35,7 @@ func TestSinkConvertReadsStringsThroughArena(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &sinkPipeline{codec: codec{key: &converters.StringConverter{}, value: tc.value}}
-			p.keyArena, p.valueArena = arenaReaderOf(p.key), arenaReaderOf(p.value)
+			p.keyArena, p.valueArena = arenaConverterOf(p.key), arenaConverterOf(p.value)
 			r := &kgo.Record{Topic: "t", Value: append([]byte(nil), tc.data...)}
 			var sr connectors.SinkRecord
 			if err := p.convert(r, &sr); err != nil {
@@ -49,7 +49,7 @@ func TestSinkConvertReadsStringsThroughArena(t *testing.T) {
 			}
 			r.Value = tc.data
 			through := testing.AllocsPerRun(1000, func() { _ = p.convert(r, &sr) })
-			p.valueArena = arenaReaderOf(nil)
+			p.valueArena = arenaConverterOf(nil)
 			alone := testing.AllocsPerRun(1000, func() { _ = p.convert(r, &sr) })
 			// The arena's chunk, once per few hundred values, rounds away.
 			if through != alone-1 {
@@ -59,7 +59,7 @@ func TestSinkConvertReadsStringsThroughArena(t *testing.T) {
 	}
 
 	p := &sinkPipeline{codec: codec{key: &converters.StringConverter{}, value: &overridingJSON{}}}
-	p.keyArena, p.valueArena = arenaReaderOf(p.key), arenaReaderOf(p.value)
+	p.keyArena, p.valueArena = arenaConverterOf(p.key), arenaConverterOf(p.value)
 	var sr connectors.SinkRecord
 	if err := p.convert(&kgo.Record{Topic: "t", Value: envelope}, &sr); err != nil {
 		t.Fatal(err)

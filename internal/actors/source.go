@@ -61,6 +61,8 @@ type sourcePipeline struct {
 	keyMemo keyMemo
 	// clock stamps the records their source left without a timestamp.
 	clock sendClock
+	// values holds the values the value converter writes (chunks.go).
+	values *valueChunks
 }
 
 // sendClock stamps records whose source gave no timestamp with the time
@@ -106,6 +108,7 @@ type outgoing struct {
 	context.Context
 	pending
 	active *topicEntry
+	pin    *chunkPin // the chunk the value is in (chunks.go), or nil
 	record kgo.Record
 }
 
@@ -186,6 +189,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	}
 	p.tracker = newOffsetTracker()
 	p.bufferMemory = p.rt.bufferMemory(p.keys.Overrides.Producer)
+	p.values = newValueChunks(p.value, p.bufferMemory)
 	p.onAck = p.acked
 	p.topics = map[string]bool{}
 	p.active = p.newTaskTopics(ctx)
@@ -302,6 +306,10 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 			// Empty polls are not batches: they would drag the poll
 			// time and batch size averages toward the poll timeout and 0.
 			p.rec.Polled(len(batch), time.Since(pollStart))
+		} else {
+			// Idle: the values in flight keep their chunk alive until
+			// they are acknowledged, the task no longer does.
+			p.values.idle()
 		}
 		if err := p.sendBatch(ctx, produceCtx, batch); err != nil {
 			if ctx.Err() != nil {
@@ -437,6 +445,7 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 		p.clock.expire()
 	}
 	kr.Context = o
+	o.pin = p.values.produced()
 	p.producer.Produce(o.Context, kr, p.onAck)
 	return nil
 }
@@ -478,6 +487,9 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 	// now, or a poll's worth of acknowledged values would be held beyond
 	// buffer.memory.
 	r.Key, r.Value, r.Headers = nil, nil, nil
+	if o.pin != nil {
+		o.pin.release(-1)
+	}
 	if err != nil {
 		p.produceFailed(&o.pending, r.Topic, err)
 		return
@@ -528,7 +540,7 @@ func (p *sourcePipeline) convert(rec *connectors.SourceRecord, kr *kgo.Record) e
 	if err != nil {
 		return &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %q: %w", rec.Topic, err)}
 	}
-	v, err := p.value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	v, err := p.values.convert(p.value, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
 		return &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %q: %w", rec.Topic, err)}
 	}

@@ -1,0 +1,113 @@
+package actors
+
+import (
+	"sync/atomic"
+
+	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/connectors/converters"
+)
+
+// valueChunks is where a source task's values are written when its value
+// converter can (arenaConverter): a poll's values share 32 KiB chunks instead
+// of one allocation each (and a pooled buffer they were copied from), which
+// were about a third of a Datagen value's conversion (ADR 0022).
+//
+// A chunk stays in memory as long as one record whose value is in it is
+// unacknowledged, while buffer.memory counts only the values' own bytes.
+// Records to a partition that stalls, interleaved with records to
+// partitions that do not, would each hold a whole chunk: up to 20,000
+// records in flight, 640 MiB. So the task counts the chunks its records
+// in flight hold (pins), and writes values into chunks only while they
+// are fewer than an eighth of buffer.memory's worth; past that, each
+// value gets an allocation of its own, as before. The chunks then add at
+// most an eighth of buffer.memory, plus the chunk being filled, to what
+// buffer.memory bounds.
+type valueChunks struct {
+	writer arenaConverter
+	arena  converters.Arena
+	// cur counts the records produced with a value in the chunk being
+	// filled (chunk number curGen): curCount of them, not yet added to
+	// it.
+	cur      *chunkPin
+	curGen   uint64
+	curCount int64
+	// pinned is the number of chunks some record in flight holds
+	// (or being filled), and maxPinned its bound.
+	pinned    atomic.Int64
+	maxPinned int64
+}
+
+// chunkPin counts what holds one chunk: the records produced with their
+// value in it, not yet acknowledged, and pinBias while it is the chunk
+// being filled. Acks subtract from it at once; the pipeline adds the
+// records it produced when the chunk stops being filled, with the bias
+// taken off, so the count reaches 0 exactly once, after both.
+type chunkPin struct {
+	live   atomic.Int64
+	pinned *atomic.Int64
+}
+
+const pinBias = 1 << 40
+
+func newValueChunks(c converters.Converter, bufferMemory int64) *valueChunks {
+	return &valueChunks{writer: arenaConverterOf(c), maxPinned: max(4, bufferMemory/8/converters.ArenaChunk)}
+}
+
+// convert is c.FromConnect, written into a chunk when it can be.
+func (v *valueChunks) convert(c converters.Converter, topic string, s *connectors.Schema, value any) ([]byte, error) {
+	if v.pinned.Load() < v.maxPinned {
+		switch {
+		case v.writer.json != nil:
+			return v.writer.json.FromConnectArena(topic, s, value, &v.arena)
+		case v.writer.str != nil:
+			return v.writer.str.FromConnectArena(topic, s, value, &v.arena)
+		}
+	}
+	v.arena.Forget()
+	return c.FromConnect(topic, s, value)
+}
+
+// produced says that the value converted last is about to be produced: it
+// returns the pin of its chunk, for release once it is acknowledged, or
+// nil when the value has an allocation of its own.
+func (v *valueChunks) produced() *chunkPin {
+	gen := v.arena.LastChunk()
+	if gen == 0 {
+		return nil
+	}
+	if gen != v.curGen || v.cur == nil {
+		v.done()
+		v.cur = &chunkPin{pinned: &v.pinned}
+		v.cur.live.Store(pinBias)
+		v.pinned.Add(1)
+		v.curGen, v.curCount = gen, 0
+	}
+	v.curCount++
+	return v.cur
+}
+
+// done ends the count of the chunk being filled: from here on only its
+// records' acks change it.
+func (v *valueChunks) done() {
+	if v.cur == nil {
+		return
+	}
+	v.cur.release(v.curCount - pinBias)
+	v.cur, v.curCount = nil, 0
+}
+
+// idle lets go of the chunk being filled: a task that polls nothing holds
+// no chunk of its own.
+func (v *valueChunks) idle() {
+	v.done()
+	v.arena.Drop()
+}
+
+// release adds delta to the pin's count; the chunk is no longer pinned
+// when it reaches 0. Safe from any goroutine (acks come from the
+// producer's).
+func (c *chunkPin) release(delta int64) {
+	if c.live.Add(delta) == 0 {
+		c.pinned.Add(-1)
+	}
+}
