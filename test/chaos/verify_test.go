@@ -168,8 +168,9 @@ func (c *chaosRun) verify() *report {
 
 // describeDuplicates names the first sequence numbers seen more than once
 // and where each copy is: partition, offset, the producer id and epoch that
-// wrote it, and its timestamp. Two epochs of one id point at a fencing that
-// came too late; one epoch at a task that resumed from stale offsets.
+// wrote it, and its timestamp, which tell the task instances (and, on a
+// cluster with transaction.version 2, where each commit bumps the epoch,
+// the transactions) that committed each copy.
 func describeDuplicates(where map[seqKey][]*kgo.Record) string {
 	var keys []seqKey
 	for k, rs := range where {
