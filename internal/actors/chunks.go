@@ -18,10 +18,10 @@ import (
 // partitions that do not, would each hold a whole chunk: up to 20,000
 // records in flight, 640 MiB. So the task counts the chunks its records
 // in flight hold (pins), and writes values into chunks only while they
-// are fewer than an eighth of buffer.memory's worth; past that, each
-// value gets an allocation of its own, as before. The chunks then add at
-// most an eighth of buffer.memory, plus the chunk being filled, to what
-// buffer.memory bounds.
+// are fewer than an eighth of buffer.memory's worth (and at least 4);
+// past that, each value gets an allocation of its own, as before. The
+// chunks then add at most an eighth of buffer.memory (128 KiB for a budget
+// under 1 MiB) to what buffer.memory bounds.
 type valueChunks struct {
 	writer arenaConverter
 	arena  converters.Arena
