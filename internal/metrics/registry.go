@@ -220,12 +220,12 @@ func (r *Registry) ConnectorLeft(connector string) {
 	r.mu.Unlock()
 }
 
-// StopTask records that a task instance stopped. An instance that stops
-// because it failed stays in view, ended, until the supervisor's restart
-// registers the next one (StartTask) or the task leaves (TaskLeft): its
-// series would otherwise vanish from every scrape for the restart's
-// backoff, which is when an operator looks at them (Connect keeps a FAILED
-// task's metrics). A newer instance of the same task stays as it is.
+// StopTask records that a task instance stopped. It stays in view, ended,
+// until the next instance registers (StartTask) or the task leaves
+// (TaskLeft). For a failed instance that is the supervisor's backoff,
+// when an operator looks at its series, which would otherwise vanish from
+// every scrape (Connect keeps a FAILED task's metrics). A newer instance of
+// the same task stays as it is.
 func (r *Registry) StopTask(t *Task) {
 	if r == nil || t == nil {
 		return
