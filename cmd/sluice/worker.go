@@ -86,7 +86,8 @@ type workerFlags struct {
 	// pprof serves Go's profiles at /debug/pprof/ (off by default).
 	pprof bool
 	// gcHeadroomMiB is the heap a busy worker may allocate past its live
-	// heap before Go collects (internal/gcpace); 0 keeps Go's default.
+	// heap before Go collects (internal/gcpace); 0 keeps Go's default,
+	// busy or idle.
 	gcHeadroomMiB int
 	// configFile is a Kafka Connect worker properties file (worker only).
 	configFile string
@@ -139,7 +140,7 @@ func (f *workerFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.Var(&f.props, "prop", "a Kafka Connect worker key=value, as in connect-distributed.properties (it wins over --config's): converter defaults (value.converter=StringConverter, ...), *.storage.topic, offset.flush.interval.ms, ...; keys Sluice cannot honour are refused, unknown ones logged and ignored (repeatable; SLUICE_PROP takes several pairs, one per line or comma-separated; a comma not followed by key= stays in the value, so lists such as listeners=http://:8083,https://:8443 need no quoting)")
 	fs.BoolVar(&f.metrics, "metrics", true, "record metrics and serve them at GET /metrics (Prometheus text and OpenMetrics); --metrics=false records nothing")
 	fs.BoolVar(&f.pprof, "pprof", false, "serve Go's runtime profiles (CPU, heap, goroutines) at /debug/pprof/ on the REST listeners, behind the REST API's authentication, for `go tool pprof`")
-	fs.IntVar(&f.gcHeadroomMiB, "gc-headroom-mib", gcpace.DefaultHeadroom>>20, "while the worker allocates fast (moving records), let its heap grow this many MiB past what is live before Go's garbage collector runs, instead of GOGC's 100% of it: less CPU for a bounded amount of memory; idle, the collector runs at Go's default. 0 turns it off; GOGC in the environment also does")
+	fs.IntVar(&f.gcHeadroomMiB, "gc-headroom-mib", gcpace.DefaultHeadroom>>20, "while the worker allocates fast (moving records), let its heap grow this many MiB past what is live before Go's garbage collector runs, instead of GOGC's 100% of it: less CPU for a bounded amount of memory. Idle, the heap's room follows the allocation rate (Go's default from 1 MiB/s up, less under it). 0 turns both off; GOGC in the environment also does")
 	f.logFlags.register(fs)
 }
 

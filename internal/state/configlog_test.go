@@ -498,3 +498,79 @@ func TestConfigLogConnectorIsOneOfTheSnapshot(t *testing.T) {
 		t.Errorf("new configs changed what an earlier Connector returned: %+v", got)
 	}
 }
+
+// Snapshot is made once per change: calls between two records share one
+// map, and a record about one connector remakes that connector alone. An
+// earlier snapshot is left as it was (holders read it without a lock).
+func TestConfigLogSnapshotsAreSharedUntilAChange(t *testing.T) {
+	c := startConfigLog(t, newCluster(t), zerolog.Nop())
+	ctx := testCtx(t)
+	for _, err := range []error{
+		c.PutConnectorConfig(ctx, "a", map[string]string{"k": "1"}),
+		c.PutConnectorConfig(ctx, "b", map[string]string{"k": "1"}),
+		c.PutTaskConfigs(ctx, "b", []map[string]string{{"t": "0"}}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s1, s2 := c.Snapshot(), c.Snapshot()
+	if reflect.ValueOf(s1.Connectors).UnsafePointer() != reflect.ValueOf(s2.Connectors).UnsafePointer() {
+		t.Fatal("two snapshots with no record between them have maps of their own")
+	}
+	if c.Offset() != s1.Offset {
+		t.Fatalf("Offset() %d, the snapshot's %d", c.Offset(), s1.Offset)
+	}
+	a1, b1 := s1.Connectors["a"], s1.Connectors["b"]
+
+	// A record about a: b's view is kept, a's is new, s1 unchanged.
+	if err := c.PutTargetState(ctx, "a", TargetPaused); err != nil {
+		t.Fatal(err)
+	}
+	s3 := c.Snapshot()
+	if s3.Connectors["b"] != b1 {
+		t.Error("a record about a remade b")
+	}
+	if s3.Connectors["a"] == a1 || s3.Connectors["a"].TargetState != TargetPaused {
+		t.Errorf("after pausing a: %+v", s3.Connectors["a"])
+	}
+	if a1.TargetState != TargetStarted || s1.Offset == s3.Offset {
+		t.Errorf("the earlier snapshot changed: a %+v, offsets %d and %d", a1, s1.Offset, s3.Offset)
+	}
+
+	// Each kind of record about b remakes b: task configs (visible with
+	// their commit), a task count, a config, and a tombstone removes it.
+	prev := s3.Connectors["b"]
+	for i, write := range []func() error{
+		func() error { return c.PutTaskConfigs(ctx, "b", []map[string]string{{"t": "0"}, {"t": "1"}}) },
+		func() error { return c.Write(ctx, new(Batch).TaskCount("b", 2)) },
+		func() error { return c.PutConnectorConfig(ctx, "b", map[string]string{"k": "2"}) },
+	} {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		now := c.Snapshot().Connectors["b"]
+		if now == prev {
+			t.Fatalf("write %d about b left its view as it was", i)
+		}
+		prev = now
+	}
+	if b := prev; len(b.Tasks) != 2 || b.TaskCount != 2 || b.Config["k"] != "2" {
+		t.Errorf("b after its records: %+v", b)
+	}
+	if len(b1.Tasks) != 1 || b1.Config["k"] != "1" {
+		t.Errorf("the first snapshot's b changed: %+v", b1)
+	}
+	if err := c.DeleteConnector(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Snapshot().Connectors["b"]; ok {
+		t.Error("b is in the snapshot after its tombstone")
+	}
+	if err := c.PutConnectorConfig(ctx, "b", map[string]string{"k": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := c.Snapshot().Connectors["b"]; b == nil || b.Tasks != nil || b.Config["k"] != "3" {
+		t.Errorf("b re-created: %+v", b)
+	}
+}

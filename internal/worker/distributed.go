@@ -49,7 +49,7 @@ func (m *membership) Current() ([]string, []connectors.TaskID) {
 	return slices.Clone(m.current.Connectors), slices.Clone(m.current.Tasks)
 }
 
-func (m *membership) ConfigOffset() int64 { return m.w.configs.Snapshot().Offset }
+func (m *membership) ConfigOffset() int64 { return m.w.configs.Offset() }
 
 // Work is every connector of the config topic (STOPPED ones too: their
 // connector reports STOPPED and empties its tasks) and every committed task.
@@ -265,7 +265,7 @@ func (m *membership) standing() control.Standing {
 	m.mu.Lock()
 	want := m.current.ConfigOffset
 	m.mu.Unlock()
-	if at := m.w.configs.Snapshot().Offset; at < want {
+	if at := m.w.configs.Offset(); at < want {
 		return control.Standing{Pending: fmt.Sprintf("reading the config topic: at offset %d of %d, where this worker's assignment was computed", at, want)}
 	}
 	return control.Standing{}
