@@ -103,11 +103,24 @@ type pacer struct {
 	seen  int
 }
 
+// rate is the bytes allocated a second over the sample, 0 over no time.
+func (s sample) rate() uint64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return uint64(float64(s.allocated) / s.elapsed.Seconds())
+}
+
 // fast says whether s allocated at the busy rate, while working if the
 // process counts its work.
 func (p *pacer) fast(s sample) bool {
-	secs := s.elapsed.Seconds()
-	return secs > 0 && float64(s.allocated)/secs >= float64(p.headroom/busyDivisor) && (!p.counted || s.work > 0)
+	return s.elapsed > 0 && s.rate() >= p.headroom/busyDivisor && (!p.counted || s.work > 0)
+}
+
+// record puts a rate in the idle room's window, over its oldest.
+func (p *pacer) record(rate uint64) {
+	p.rates[p.seen%rateWindow] = rate
+	p.seen++
 }
 
 // observe takes one interval's sample and returns the GOGC percent the
@@ -116,8 +129,7 @@ func (p *pacer) observe(s sample) int {
 	if s.elapsed <= 0 {
 		return p.percent(s.base)
 	}
-	p.rates[p.seen%rateWindow] = uint64(float64(s.allocated) / s.elapsed.Seconds())
-	p.seen++
+	p.record(s.rate())
 	if p.fast(s) {
 		p.busy, p.quiet = true, 0
 	} else if p.busy {
@@ -145,11 +157,8 @@ func (p *pacer) observeGC(s sample) int {
 	// later one) instead of collecting at the idle pace until the next
 	// interval. A collection forced soon after another follows too little
 	// allocation to count.
-	if !p.busy && s.elapsed > 0 && s.allocated >= p.headroom/64 {
-		if r := uint64(float64(s.allocated) / s.elapsed.Seconds()); r >= idleFullRate {
-			p.rates[p.seen%rateWindow] = r
-			p.seen++
-		}
+	if !p.busy && s.allocated >= p.headroom/64 && s.rate() >= idleFullRate {
+		p.record(s.rate())
 	}
 	// A collection forced soon after another (runtime.GC, a heap profile)
 	// follows little allocation, however short the time between them.

@@ -252,18 +252,13 @@ func (c *ConfigLog) apply(r *kgo.Record) {
 
 // forgetLocked drops what Snapshot made from the state a record with this
 // key may have changed: the view of the connector it names, and the last
-// snapshot's map. A key of no connector (a restart request, a log level)
-// changes no view, and a new map costs one entry per connector.
+// snapshot's map. A key of no connector's view (a pending task config,
+// invisible until its commit; a restart request; a log level) changes no
+// view, and a new map costs one entry per connector.
 func (c *ConfigLog) forgetLocked(key string) {
 	c.snap = nil
-	for _, prefix := range []string{connectorPrefix, targetStatePrefix, taskPrefix, commitPrefix, taskCountPrefix} {
+	for _, prefix := range []string{connectorPrefix, targetStatePrefix, commitPrefix, taskCountPrefix} {
 		if name, ok := strings.CutPrefix(key, prefix); ok {
-			if prefix == taskPrefix {
-				// A pending task config: <name>-<n>.
-				if i := strings.LastIndexByte(name, '-'); i > 0 {
-					name = name[:i]
-				}
-			}
 			delete(c.views, name)
 			return
 		}
