@@ -1,6 +1,7 @@
 package converters
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -8,8 +9,13 @@ import (
 
 // arenaChunk is the size of an Arena's chunks: a few hundred values of a
 // hundred bytes share one allocation, and a string kept long after its
-// batch holds no more than this alive.
-const arenaChunk = 32 << 10
+// batch holds no more than this alive. Just under 32 KiB: the runtime's
+// largest small size class holds 32 KiB less its 8-byte header room, and
+// a larger object takes the slower path of a span of its own.
+const arenaChunk = 32<<10 - 8
+
+// boxSlab is how many string headers one allocation of Box holds.
+const boxSlab = 256
 
 // ArenaChunk is the size of an Arena's chunks, for a runtime that bounds
 // how many its records hold.
@@ -24,6 +30,10 @@ const ArenaChunk = arenaChunk
 // task has its own. The zero value is ready to use.
 type Arena struct {
 	chunk []byte
+	// boxes holds the headers of the strings Box made into interface
+	// values: filled, then replaced, never written again below its
+	// length.
+	boxes []string
 	// For values written into the arena (FromConnectArena): the length
 	// of the last one, which sizes the room given to the next, and
 	// whether the room last given is the chunk's free tail.
@@ -65,7 +75,7 @@ func (a *Arena) room() []byte {
 		return make([]byte, 0, a.last+64)
 	}
 	if cap(a.chunk)-len(a.chunk) < 2*a.last+64 {
-		a.chunk = make([]byte, 0, arenaChunk)
+		a.chunk = freshChunk()
 		a.gen++
 	}
 	a.inChunk = true
@@ -107,13 +117,58 @@ func (a *Arena) String(b []byte) string {
 		return string(b)
 	}
 	if cap(a.chunk)-len(a.chunk) < len(b) {
-		a.chunk = make([]byte, 0, arenaChunk)
+		a.chunk = freshChunk()
 	}
 	off := len(a.chunk)
 	a.chunk = append(a.chunk, b...)
 	// The bytes of a chunk below its length are never written again (a
 	// full chunk is replaced, never reset), so the string may alias them.
 	return unsafe.String(&a.chunk[off], len(b))
+}
+
+// freshChunk returns an empty chunk of capacity arenaChunk whose bytes
+// are not cleared: every byte of a chunk is written before a value holds
+// it (String copies, room's caller appends), so clearing 32 KiB that is
+// written over anyway was a tenth of a sink task's CPU. The memory comes
+// from strings.Builder, whose Grow is the standard library's one way to
+// allocate bytes uncleared; the builder and the one-byte string it made
+// are dropped, and the chunk is its buffer.
+func freshChunk() []byte {
+	var b strings.Builder
+	b.Grow(arenaChunk)
+	b.WriteByte(0)
+	return unsafe.Slice(unsafe.StringData(b.String()), arenaChunk)[:0]
+}
+
+// Box returns s as an interface value (what a converter returns) without
+// an allocation of its own: converting a string to an interface allocates
+// its 16-byte header, once per record on a sink's path. The header is
+// kept in a slab of boxSlab shared with the arena's other strings, so a
+// boxed value keeps its slab alive, and with it the strings (and their
+// chunks) of the slab's other values, as a string of a chunk keeps the
+// chunk's other strings alive (ADR 0024).
+func (a *Arena) Box(s string) any {
+	if len(a.boxes) == cap(a.boxes) {
+		a.boxes = make([]string, 0, boxSlab)
+	}
+	a.boxes = append(a.boxes, s)
+	return stringAt(&a.boxes[len(a.boxes)-1])
+}
+
+// stringAt returns the interface value holding the string *p, whose data
+// word is p itself. An interface holding a string points at an immutable
+// string header, which is what the runtime's own conversion allocates and
+// fills; *p must never be written again.
+func stringAt(p *string) any {
+	v := any("")
+	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
+	return v
+}
+
+// eface is the runtime's layout of an empty interface: its type, then a
+// pointer to the value (for a string, always a pointer to its header).
+type eface struct {
+	typ, data unsafe.Pointer
 }
 
 // ToConnectArena is ToConnect with the string's bytes copied into a. The
@@ -124,7 +179,7 @@ func (c *StringConverter) ToConnectArena(topic string, data []byte, a *Arena) (*
 	if data == nil {
 		return connectors.OptionalStringSchema, nil, nil
 	}
-	return connectors.OptionalStringSchema, a.String(data), nil
+	return connectors.OptionalStringSchema, a.Box(a.String(data)), nil
 }
 
 // ToConnectArena is ToConnect with the value's strings (string values,

@@ -3,6 +3,7 @@ package converters
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -101,8 +102,9 @@ func checkToConnectArena(t *testing.T, c *JSONConverter, data []byte, a *Arena) 
 }
 
 // The strings of a value read through the arena are allocated in it, not
-// one by one: ToConnectArena allocates a string less per string in the
-// value than ToConnect, and the arena grows by their bytes.
+// one by one: ToConnectArena allocates two less per string in the value
+// than ToConnect (its bytes, and its header as an interface value: Box),
+// and the arena grows by their bytes.
 func TestJSONConverterToConnectArenaAllocates(t *testing.T) {
 	c := NewJSONConverter()
 	line := strings.Repeat("abcdefghi ", 10)[:99]
@@ -135,8 +137,8 @@ func TestJSONConverterToConnectArenaAllocates(t *testing.T) {
 		// A chunk is allocated every few hundred values, which the
 		// average per run rounds away.
 		arenaAllocs := testing.AllocsPerRun(1000, func() { _, _, _ = c.ToConnectArena("t", tc.data, &a) })
-		if arenaAllocs != plainAllocs-float64(tc.strings) {
-			t.Errorf("reading %q allocates %v times with the arena, %v without; want %d fewer", tc.data, arenaAllocs, plainAllocs, tc.strings)
+		if arenaAllocs != plainAllocs-float64(2*tc.strings) {
+			t.Errorf("reading %q allocates %v times with the arena, %v without; want %d fewer", tc.data, arenaAllocs, plainAllocs, 2*tc.strings)
 		}
 	}
 }
@@ -236,5 +238,47 @@ func TestFromConnectArenaAllocates(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(1000, func() { _, _ = c.FromConnect("t", schema, v) }); allocs < 1 {
 		t.Errorf("FromConnect allocates %v times per value; the test no longer compares with one allocation each", allocs)
+	}
+}
+
+// A boxed string is a string like any other: it type-switches, compares
+// and prints as one, and it keeps its text through collections and the
+// arena's later strings and slabs.
+func TestArenaBoxIsAPlainString(t *testing.T) {
+	var a Arena
+	var got []any
+	for i := range 3 * boxSlab {
+		got = append(got, a.Box(a.String([]byte(fmt.Sprintf("value-%d", i)))))
+		if i%200 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	for i, v := range got {
+		want := fmt.Sprintf("value-%d", i)
+		s, ok := v.(string)
+		if !ok || s != want || v != any(want) || fmt.Sprint(v) != want {
+			t.Fatalf("boxed value %d is %#v (%T), want %q", i, v, v, want)
+		}
+	}
+	if v := a.Box(""); v != any("") {
+		t.Fatalf("Box(\"\") = %#v", v)
+	}
+}
+
+// A fresh chunk's bytes are not cleared: a string only ever shows what
+// was copied in, whatever the chunk held before.
+func TestArenaChunksAreOnlyReadWhereWritten(t *testing.T) {
+	for range 50 {
+		var a Arena
+		junk := bytes.Repeat([]byte{'J'}, arenaChunk)
+		_ = a.String(junk[:arenaChunk/8])
+		runtime.GC()
+		for i := range 1000 {
+			want := strings.Repeat(string(rune('a'+i%26)), i%97)
+			if got := a.String([]byte(want)); got != want {
+				t.Fatalf("string %d is %q, want %q", i, got, want)
+			}
+		}
 	}
 }

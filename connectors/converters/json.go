@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"reflect"
 	"sort"
 	"strconv"
@@ -836,13 +837,19 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// jsonPlainWords returns how many leading bytes of s, a multiple of eight,
-// are written as they are inside a JSON string. Eight bytes are tested
-// together in a uint64 for a control character, '"', '\\' or a byte of a
-// multi-byte (or invalid) UTF-8 sequence: the "has a byte less than n" and
-// "has a zero byte" tricks, where a borrow can only mark bytes above a byte
-// that really matches, so the test errs neither way.
-func jsonPlainWords[T string | []byte](s T) int {
+// jsonPlainPrefix returns how many leading bytes of s are written as they
+// are inside a JSON string, looking at whole words of eight bytes only: it
+// stops exactly at the first byte that needs a look of its own (a control
+// character, '"', '\\' or a byte of a multi-byte or invalid UTF-8
+// sequence) when that byte is in one of them, and otherwise returns the
+// length of the words, leaving the last len(s)%8 bytes to the caller.
+// Eight bytes are tested together in a uint64 with the "has a byte less
+// than n" and "has a zero byte" tricks; a borrow can only mark bytes above
+// a byte that really matches, so the lowest marked byte (the first in
+// memory) is exact, and it is where the prefix ends: the byte that ends a
+// string, its closing quote, is found in the word without a loop over the
+// bytes before it.
+func jsonPlainPrefix[T string | []byte](s T) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
@@ -854,8 +861,8 @@ func jsonPlainWords[T string | []byte](s T) int {
 		control := x - 0x20*ones
 		quote := x ^ '"'*ones
 		backslash := x ^ '\\'*ones
-		if (control|(quote-ones)&^quote|(backslash-ones)&^backslash|x)&highs != 0 {
-			break
+		if m := (control | (quote-ones)&^quote | (backslash-ones)&^backslash | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
 	return i
@@ -876,8 +883,8 @@ func appendJSONString(b []byte, s string) []byte {
 		// Eight bytes at a time while none of them needs a look of its own:
 		// most strings are plain ASCII, and a table lookup per byte was
 		// the converter's largest cost.
-		i += jsonPlainWords(s[i:])
-		if tail := len(s) - i; tail > 0 && tail < 8 && len(s) >= 8 && jsonPlainWords(s[len(s)-8:]) == 8 {
+		i += jsonPlainPrefix(s[i:])
+		if tail := len(s) - i; tail > 0 && tail < 8 && len(s) >= 8 && jsonPlainPrefix(s[len(s)-8:]) == 8 {
 			// The last few bytes, tested in the word that ends the string
 			// (overlapping bytes already passed), instead of one by one.
 			i = len(s)

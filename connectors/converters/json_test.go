@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -668,25 +669,54 @@ func TestJSONStructSchemasTakingTurns(t *testing.T) {
 	}
 }
 
-// jsonPlainWords must stop at a window exactly when one of its bytes is
-// not written as it is: every byte value, at every place in the window,
-// among plain bytes and next to another special byte (where a borrow could
-// hide one), after a plain window.
-func TestJSONPlainWords(t *testing.T) {
+// jsonPlainPrefix must stop exactly at the first byte that is not written
+// as it is: every byte value, at every place in a word, among plain bytes
+// and before or after other special bytes (where a borrow could hide one
+// or make one up), after a plain word; and a string of whole plain words
+// is plain to its last word, its tail left to the caller.
+func TestJSONPlainPrefix(t *testing.T) {
 	special := func(c byte) bool { return c >= utf8.RuneSelf || !jsonSafe[c] }
+	reference := func(w []byte) int {
+		for i := range len(w) / 8 * 8 {
+			if special(w[i]) {
+				return i
+			}
+		}
+		return len(w) / 8 * 8
+	}
 	for c := range 256 {
 		for pos := range 8 {
-			for _, fill := range []byte{'a', ' ', '~', 0x1f, '"'} {
-				w := append([]byte("plain..."), bytes.Repeat([]byte{fill}, 8)...)
-				w[8+pos] = byte(c)
-				want := 16
-				if special(byte(c)) || special(fill) {
-					want = 8
-				}
-				if got := jsonPlainWords(string(w) + "tail"); got != want {
-					t.Fatalf("%q: got %d plain bytes, want %d", w, got, want)
+			for _, fill := range []byte{'a', ' ', '~', 0x1f, 0x00, 0x7f, 0x80, 0xff, '"', '\\', '!', '#', '[', ']'} {
+				for _, fillFrom := range []int{0, pos + 1} {
+					w := append([]byte("plain..."), bytes.Repeat([]byte{'p'}, 8)...)
+					for i := 8 + fillFrom; i < 16; i++ {
+						w[i] = fill
+					}
+					w[8+pos] = byte(c)
+					full := append(w, "tail"...)
+					if got, want := jsonPlainPrefix(string(full)), reference(full); got != want {
+						t.Fatalf("%q: got %d plain bytes, want %d", full, got, want)
+					}
+					if got, want := jsonPlainPrefix(full), reference(full); got != want {
+						t.Fatalf("%q as bytes: got %d plain bytes, want %d", full, got, want)
+					}
 				}
 			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("ab \"\\\x00\x1f\x20\x7f\x80\xc3\xa9\xff~")
+	for range 200000 {
+		w := make([]byte, rng.IntN(40))
+		for i := range w {
+			if rng.IntN(4) == 0 {
+				w[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				w[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		if got, want := jsonPlainPrefix(w), reference(w); got != want {
+			t.Fatalf("%q: got %d plain bytes, want %d", w, got, want)
 		}
 	}
 }

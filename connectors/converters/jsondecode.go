@@ -269,6 +269,15 @@ func (d *decoder) copyString(raw []byte) string {
 	return string(raw)
 }
 
+// stringValue is copyString's string as a value: boxed in the arena when
+// the decoder has one (Arena.Box).
+func (d *decoder) stringValue(raw []byte) any {
+	if d.arena != nil {
+		return d.arena.Box(d.arena.String(raw))
+	}
+	return string(raw)
+}
+
 // syntax reports malformed JSON. Its error carries the offset, not a path:
 // the value it belongs to was never read.
 func (d *decoder) syntax(format string, args ...any) error {
@@ -468,8 +477,9 @@ func (d *decoder) str() ([]byte, error) {
 	}
 	d.pos++
 	start := d.pos
-	// Eight bytes at a time up to the first that needs a look of its own.
-	d.pos += jsonPlainWords(d.data[d.pos:])
+	// Eight bytes at a time up to the first that needs a look of its own,
+	// which is most often the closing quote.
+	d.pos += jsonPlainPrefix(d.data[d.pos:])
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {
@@ -824,7 +834,7 @@ func (d *decoder) value(s *connectors.Schema) (any, error) {
 	case connectors.String:
 		if c == '"' {
 			raw, err := d.str()
-			return d.copyString(raw), err
+			return d.stringValue(raw), err
 		}
 	case connectors.Bytes:
 		if c == '"' {
@@ -1064,7 +1074,7 @@ func (d *decoder) anyValue() (any, error) {
 		return d.arrayValue(nil)
 	case '"':
 		raw, err := d.str()
-		return d.copyString(raw), err
+		return d.stringValue(raw), err
 	case 't':
 		return true, d.literal("true")
 	case 'f':
