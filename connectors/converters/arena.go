@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/strbox"
 )
 
 // arenaChunk is the size of an Arena's chunks: a few hundred values of a
@@ -152,23 +153,7 @@ func (a *Arena) Box(s string) any {
 		a.boxes = make([]string, 0, boxSlab)
 	}
 	a.boxes = append(a.boxes, s)
-	return stringAt(&a.boxes[len(a.boxes)-1])
-}
-
-// stringAt returns the interface value holding the string *p, whose data
-// word is p itself. An interface holding a string points at an immutable
-// string header, which is what the runtime's own conversion allocates and
-// fills; *p must never be written again.
-func stringAt(p *string) any {
-	v := any("")
-	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
-	return v
-}
-
-// eface is the runtime's layout of an empty interface: its type, then a
-// pointer to the value (for a string, always a pointer to its header).
-type eface struct {
-	typ, data unsafe.Pointer
+	return strbox.Of(&a.boxes[len(a.boxes)-1])
 }
 
 // ToConnectArena is ToConnect with the string's bytes copied into a. The

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluice-io/sluice/connectors"
+	"github.com/sluice-io/sluice/internal/strbox"
 )
 
 const (
@@ -51,6 +52,7 @@ type SourceTask struct {
 	topic     string
 	batchSize int
 	slab      []connectors.SourceRecord // the rest of this poll's last slab
+	lines     []string                  // the headers of slab's lines, as long as slab (strbox)
 	slabNext  int                       // the size of the last slab
 	partition map[string]any
 
@@ -377,7 +379,7 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 	var recs []*connectors.SourceRecord
 	// A slab's unused rest is not kept between polls: an idle task holds
 	// no records' memory.
-	defer func() { t.slab, t.slabNext, t.text = nil, 0, "" }()
+	defer func() { t.slab, t.lines, t.slabNext, t.text = nil, nil, 0, "" }()
 	for len(recs) < t.batchSize {
 		if line, ok := t.nextLine(); ok {
 			recs = append(recs, t.record(line))
@@ -410,9 +412,15 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	if len(t.slab) == 0 {
 		t.slabNext = min(max(2*t.slabNext, 8), recordSlab)
 		t.slab = make([]connectors.SourceRecord, t.slabNext)
+		t.lines = make([]string, t.slabNext)
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
+	// The line's header, which making it the record's value (an
+	// interface) would allocate, is in a slab as long as the records'.
+	t.lines[0] = line
+	boxed := strbox.Of(&t.lines[0])
+	t.lines = t.lines[1:]
 	// Field by field into the zeroed record: a composite literal would be
 	// built aside and copied in whole, write barriers and all.
 	r.Partition, r.Topic = t.partition, t.topic
@@ -428,7 +436,7 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 		}
 		r.Offset = t.stdinOffset
 	}
-	r.ValueSchema, r.Value = connectors.StringSchema, line
+	r.ValueSchema, r.Value = connectors.StringSchema, boxed
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -520,6 +521,33 @@ func TestSourceIdleLookAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a look at an idle file allocated %.1f times, want 0", allocs)
+	}
+}
+
+// A poll of many lines allocates a few slabs and buffers, not something
+// per line: records and the headers of their values (strbox) come from
+// slabs, lines are substrings of the bytes read.
+func TestSourcePollAllocatesPerSlabNotPerLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	const lines, polls = 2000, 5
+	line := strings.Repeat("v", 60) + "\n"
+	appendFile(t, path, strings.Repeat(line, lines*(polls+2))) // AllocsPerRun polls once more to warm up
+	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t", "batch.size": strconv.Itoa(lines)})
+	if got := poll(t, task, time.Second); len(got) != lines {
+		t.Fatalf("the first poll returned %d records, want %d", len(got), lines)
+	}
+	allocs := testing.AllocsPerRun(polls, func() {
+		got, err := task.Poll(context.Background())
+		if err != nil || len(got) != lines {
+			t.Fatalf("poll: %d records, %v; want %d", len(got), err, lines)
+		}
+		if v, ok := got[lines-1].Value.(string); !ok || v+"\n" != line {
+			t.Fatalf("last value %#v", got[lines-1].Value)
+		}
+	})
+	t.Logf("a poll of %d lines allocated %.0f times", lines, allocs)
+	if allocs > lines/20 {
+		t.Fatalf("a poll of %d lines allocated %.0f times, want at most %d", lines, allocs, lines/20)
 	}
 }
 
