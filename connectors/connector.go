@@ -169,6 +169,22 @@ type PreCommitter interface {
 	PreCommit(ctx context.Context, offsets map[TopicPartition]int64) (map[TopicPartition]int64, error)
 }
 
+// RecordBorrower is implemented by sink tasks that only borrow a batch:
+// once Write returns, the task holds no reference to any of its records or
+// to anything in them (keys, values, their strings, byte slices, structs,
+// maps and lists, headers), having copied what it keeps. When
+// BorrowsRecords reports true (the runtime asks once, after Open), the
+// runtime fills the next batch's records in place of this one's, and the
+// strings of a record's key and value may share the bytes fetched from
+// Kafka instead of being copies: both save work per record, and a task
+// that kept a reference would see it change or pin a whole fetch in
+// memory. Connect's API has no such promise: a task that buffers records
+// until PreCommit (an object-store or JDBC-style sink) must not implement
+// it, or must report false.
+type RecordBorrower interface {
+	BorrowsRecords() bool
+}
+
 // SinkTaskContext is the runtime as a SinkTask sees it.
 type SinkTaskContext interface {
 	ConnectorName() string

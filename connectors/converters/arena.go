@@ -35,6 +35,9 @@ type Arena struct {
 	// values: filled, then replaced, never written again below its
 	// length.
 	boxes []string
+	// shares says that String returns the bytes it is given as a string
+	// instead of a copy (Share).
+	shares bool
 	// For values written into the arena (FromConnectArena): the length
 	// of the last one, which sizes the room given to the next, and
 	// whether the room last given is the chunk's free tail.
@@ -107,10 +110,20 @@ func (a *Arena) keep(room, b []byte) []byte {
 	return b[:len(b):len(b)]
 }
 
-// String returns a copy of b as a string.
+// Share makes String return the bytes it is given as they are, not a
+// copy: for a sink task that only borrows its records
+// (connectors.RecordBorrower), whose strings then never outlive the
+// fetched bytes they are read from.
+func (a *Arena) Share() { a.shares = true }
+
+// String returns b as a string: a copy in a chunk, or, once Share was
+// called, b's own bytes, which must then never change.
 func (a *Arena) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if a.shares {
+		return unsafe.String(&b[0], len(b))
 	}
 	if len(b) > arenaChunk/8 {
 		// A large value would leave much of a chunk unused: it gets an

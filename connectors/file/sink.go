@@ -139,6 +139,11 @@ func (t *SinkTask) Write(_ context.Context, records []*connectors.SinkRecord) er
 	return t.flush()
 }
 
+// BorrowsRecords reports that Write keeps nothing of its records: each
+// value is appended to the task's buffer as text before Write returns
+// (connectors.RecordBorrower).
+func (t *SinkTask) BorrowsRecords() bool { return true }
+
 func (t *SinkTask) flush() error {
 	if t.failed != nil {
 		return t.failed

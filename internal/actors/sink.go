@@ -52,6 +52,12 @@ type sinkPipeline struct {
 	// keyArena and valueArena are the key and value converters when they
 	// take their strings from the arena (arenaConverterOf).
 	keyArena, valueArena arenaConverter
+	// borrows says that the task only borrows its batches
+	// (connectors.RecordBorrower): slab and batch are then filled again
+	// for each Write, and the arena's strings share the fetched bytes.
+	borrows bool
+	slab    []connectors.SinkRecord
+	batch   []*connectors.SinkRecord
 }
 
 // arenaConverter is a converter that uses a task's arena (converters.Arena),
@@ -97,6 +103,10 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
 	cancel()
+	if rb, ok := p.task.(connectors.RecordBorrower); ok && err == nil && rb.BorrowsRecords() {
+		p.borrows = true
+		p.arena.Share()
+	}
 	defer func() {
 		if cerr := p.task.Close(); cerr != nil {
 			p.log.Warn().Err(cerr).Msg("sink task close failed")
@@ -278,6 +288,10 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 			if err := p.deliver(ctx, batch); err != nil {
 				return err
 			}
+		} else if fetches.NumRecords() == 0 {
+			// Idle: a borrowing task's batch slab is made again when
+			// records come (an idle task holds no slab).
+			p.slab, p.batch = nil, nil
 		}
 	}
 }
@@ -366,9 +380,13 @@ func noOffset(err error) bool {
 // deliver converts a batch of consumed records and writes it.
 func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error {
 	recordsMoved.Add(uint64(len(records)))
-	batch := make([]*connectors.SinkRecord, 0, len(records))
-	// One allocation for the batch's records rather than one each.
-	slab := make([]connectors.SinkRecord, len(records))
+	batch, slab := p.batchFor(len(records))
+	if p.borrows {
+		// Nothing of the batch outlives this call: the records, and the
+		// fetched bytes their strings share, are let go as it returns,
+		// also when an idle sink writes nothing more for long.
+		defer func() { clear(slab); clear(batch[:cap(batch)]) }()
+	}
 	var convErr error
 	var used string // the topic last recorded as used in this batch
 	for i, r := range records {
@@ -443,6 +461,20 @@ func (p *sinkPipeline) recordFetch(fetches kgo.Fetches) {
 			p.rec.Lag(ftp.Topic, ftp.Partition, ftp.HighWatermark-(ftp.Records[n-1].Offset+1))
 		}
 	})
+}
+
+// batchFor returns an empty batch and a slab of n records to fill: one
+// allocation for a batch's records rather than one each, and none at all
+// for a task that only borrows its batches (the last ones are filled
+// again).
+func (p *sinkPipeline) batchFor(n int) ([]*connectors.SinkRecord, []connectors.SinkRecord) {
+	if !p.borrows {
+		return make([]*connectors.SinkRecord, 0, n), make([]connectors.SinkRecord, n)
+	}
+	if cap(p.slab) < n {
+		p.slab, p.batch = make([]connectors.SinkRecord, n), make([]*connectors.SinkRecord, 0, n)
+	}
+	return p.batch[:0], p.slab[:n]
 }
 
 // prepare converts a consumed record into sr and runs it through the
