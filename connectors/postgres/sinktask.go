@@ -67,6 +67,13 @@ func (t *SinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, config
 	return nil
 }
 
+// BorrowsRecords reports that Write keeps nothing of its records
+// (connectors.RecordBorrower): their values are encoded into the
+// statement's parameters, and the layouts it caches are keyed by and read
+// from the converters' schemas, never from a record's values; a batch is
+// written, or fails, before Write returns.
+func (t *SinkTask) BorrowsRecords() bool { return true }
+
 // Close closes the connection. It is safe after a failed Open and twice.
 func (t *SinkTask) Close() error {
 	t.dropConn()
