@@ -27,7 +27,9 @@ const ArenaChunk = arenaChunk
 // one per string. A consumed record's bytes belong to its fetch, so a
 // string read from them must be a copy (a zero-copy string would keep a
 // whole fetch response alive for as long as a task holds one value of it);
-// the arena makes that copy cheap. Not safe for concurrent use: each sink
+// the arena makes that copy cheap. A task that only borrows its records
+// (connectors.RecordBorrower) keeps no value, so its arena shares the
+// fetched bytes instead (Share). Not safe for concurrent use: each sink
 // task has its own. The zero value is ready to use.
 type Arena struct {
 	chunk []byte
@@ -142,8 +144,8 @@ func (a *Arena) String(b []byte) string {
 
 // freshChunk returns an empty chunk of capacity arenaChunk whose bytes
 // are not cleared: every byte of a chunk is written before a value holds
-// it (String copies, room's caller appends), so clearing 32 KiB that is
-// written over anyway was a tenth of a sink task's CPU. The memory comes
+// it (String copies, room's caller appends), so clearing it first is work
+// for nothing, on every chunk of every task's record path. The memory comes
 // from strings.Builder, whose Grow is the standard library's one way to
 // allocate bytes uncleared; the builder and the one-byte string it made
 // are dropped, and the chunk is its buffer.
@@ -169,7 +171,8 @@ func (a *Arena) Box(s string) any {
 	return strbox.Of(&a.boxes[len(a.boxes)-1])
 }
 
-// ToConnectArena is ToConnect with the string's bytes copied into a. The
+// ToConnectArena is ToConnect with the string's bytes in a (copied, or
+// shared once a.Share was called) and its header boxed there too. The
 // sink runtime calls it for a *StringConverter itself only, never through
 // an interface: a converter that embeds StringConverter to override
 // ToConnect would have it bypassed.
