@@ -51,9 +51,8 @@ type SourceTask struct {
 	path      string // empty: stdin
 	topic     string
 	batchSize int
-	slab      []connectors.SourceRecord // the rest of this poll's last slab
-	lines     []string                  // the headers of slab's lines, as long as slab (strbox)
-	slabNext  int                       // the size of the last slab
+	slab      []lineRecord // the rest of this poll's last slab
+	slabNext  int          // the size of the last slab
 	partition map[string]any
 
 	// stdin is what an empty path reads; tests replace it.
@@ -379,7 +378,7 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 	var recs []*connectors.SourceRecord
 	// A slab's unused rest is not kept between polls: an idle task holds
 	// no records' memory.
-	defer func() { t.slab, t.lines, t.slabNext, t.text = nil, nil, 0, "" }()
+	defer func() { t.slab, t.slabNext, t.text = nil, 0, "" }()
 	for len(recs) < t.batchSize {
 		if line, ok := t.nextLine(); ok {
 			recs = append(recs, t.record(line))
@@ -411,16 +410,15 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	// a poll of one line allocates little and one of thousands few times.
 	if len(t.slab) == 0 {
 		t.slabNext = min(max(2*t.slabNext, 8), recordSlab)
-		t.slab = make([]connectors.SourceRecord, t.slabNext)
-		t.lines = make([]string, t.slabNext)
+		t.slab = make([]lineRecord, t.slabNext)
 	}
-	r := &t.slab[0]
+	lr := &t.slab[0]
 	t.slab = t.slab[1:]
+	r := &lr.record
 	// The line's header, which making it the record's value (an
-	// interface) would allocate, is in a slab as long as the records'.
-	t.lines[0] = line
-	boxed := strbox.Of(&t.lines[0])
-	t.lines = t.lines[1:]
+	// interface) would allocate, is kept beside the record.
+	lr.line = line
+	boxed := strbox.Of(&lr.line)
 	// Field by field into the zeroed record: a composite literal would be
 	// built aside and copied in whole, write barriers and all.
 	r.Partition, r.Topic = t.partition, t.topic
@@ -438,6 +436,13 @@ func (t *SourceTask) record(line string) *connectors.SourceRecord {
 	}
 	r.ValueSchema, r.Value = connectors.StringSchema, boxed
 	return r
+}
+
+// lineRecord is a record and the header of its line, which the record's
+// value points at (strbox): one slab holds both.
+type lineRecord struct {
+	record connectors.SourceRecord
+	line   string
 }
 
 // recordSlab is the most records one slab holds, so that a slab kept alive

@@ -103,9 +103,8 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	err = p.task.Open(octx, taskContext{p.taskRun}, p.taskConfig)
 	cancel()
-	if rb, ok := p.task.(connectors.RecordBorrower); ok && err == nil && rb.BorrowsRecords() {
-		p.borrows = true
-		p.arena.Share()
+	if err == nil {
+		p.takePromise()
 	}
 	defer func() {
 		if cerr := p.task.Close(); cerr != nil {
@@ -461,6 +460,16 @@ func (p *sinkPipeline) recordFetch(fetches kgo.Fetches) {
 			p.rec.Lag(ftp.Topic, ftp.Partition, ftp.HighWatermark-(ftp.Records[n-1].Offset+1))
 		}
 	})
+}
+
+// takePromise asks an opened task whether it only borrows its batches
+// (connectors.RecordBorrower) and, if it does, has its batches filled
+// again and its arena's strings share the fetched bytes.
+func (p *sinkPipeline) takePromise() {
+	if rb, ok := p.task.(connectors.RecordBorrower); ok && rb.BorrowsRecords() {
+		p.borrows = true
+		p.arena.Share()
+	}
 }
 
 // batchFor returns an empty batch and a slab of n records to fill: one

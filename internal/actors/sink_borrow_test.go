@@ -55,10 +55,7 @@ func newDeliverPipeline(task connectors.SinkTask) *sinkPipeline {
 	p := &sinkPipeline{taskRun: &taskRun{}, codec: codec{key: &converters.StringConverter{}, value: &converters.StringConverter{}},
 		task: task, written: map[connectors.TopicPartition]int64{}}
 	p.keyArena, p.valueArena = arenaConverterOf(p.key), arenaConverterOf(p.value)
-	if rb, ok := task.(connectors.RecordBorrower); ok && rb.BorrowsRecords() {
-		p.borrows = true
-		p.arena.Share()
-	}
+	p.takePromise()
 	return p
 }
 
