@@ -279,16 +279,17 @@ func throughputTable(s throughputSpec, rows []pairResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Datagen -> Kafka, %d records per run (%d tasks x %d, value.size %d), records/s:\n",
 		s.total(), s.tasks, s.perTask, s.valueSize)
-	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s %10s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio", "cpu ratio")
+	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s %10s %10s %12s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio", "cpu ratio", "raw cores", "sluice cores")
 	var raw, acked, committed time.Duration
 	for i, r := range rows {
 		raw += r.raw
 		acked += r.sluice.acked
 		committed += r.sluice.committed
-		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f\n", i,
+		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f %10.2f %12.2f\n", i,
 			rate(s.total(), r.raw), rate(s.total(), r.sluice.acked), rate(s.total(), r.sluice.committed),
 			r.raw.Seconds()/r.sluice.committed.Seconds(), r.raw.Seconds()/r.sluice.acked.Seconds(),
-			cpuRatio([]pairResult{r}, func(r pairResult) cpuPair { return r.cpuPair }))
+			cpuRatio([]pairResult{r}, func(r pairResult) cpuPair { return r.cpuPair }),
+			r.rawCPU.Seconds()/r.raw.Seconds(), r.sluiceCPU.Seconds()/r.sluice.committed.Seconds())
 	}
 	n := s.total() * int64(len(rows))
 	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f\n", "all",

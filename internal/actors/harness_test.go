@@ -178,6 +178,12 @@ type hooks struct {
 	openErrors int           // Open fails this many times
 	idlePolls  []pollSpan    // the Polls made once records were all sent
 	pollGap    time.Duration // each Poll after the first waits this long before its records
+	polls      int           // Polls made
+	inPoll     bool          // a Poll is running
+	commits    int           // Commits made
+	// commitInPoll counts Commits made while a Poll of the same
+	// connector ran: the runtime promises none (connectors.SourceTask).
+	commitInPoll int
 	// When holdOpen is set, the first Open, once it read its offset,
 	// closes heldOpen and waits until holdOpen is closed.
 	holdOpen, heldOpen chan struct{}
@@ -289,7 +295,14 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 	if doPanic {
 		s.h.panics--
 	}
+	s.h.polls++
+	s.h.inPoll = true
 	s.h.mu.Unlock()
+	defer func() {
+		s.h.mu.Lock()
+		s.h.inPoll = false
+		s.h.mu.Unlock()
+	}()
 	if block != nil {
 		<-block // deliberately ignores ctx: a misbehaving connector
 	}
@@ -325,7 +338,15 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 	return out, nil
 }
 
-func (s *testSourceTask) Commit(context.Context) error { return nil }
+func (s *testSourceTask) Commit(context.Context) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	s.h.commits++
+	if s.h.inPoll {
+		s.h.commitInPoll++
+	}
+	return nil
+}
 func (s *testSourceTask) Close() error {
 	if s.h != nil {
 		s.h.mu.Lock()

@@ -51,6 +51,8 @@ type sourcePipeline struct {
 	lastTopic  string
 	lastActive *topicEntry
 	lastFlush  time.Time
+	// writing is the offset flush under way, nil when there is none.
+	writing *offsetWrite
 	// onAck is p.acked, made once: the promise of every record.
 	onAck func(*kgo.Record, error)
 	// headerMemo shares one converted copy of headers that repeat from
@@ -260,9 +262,16 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.failure(); err != nil {
 			return fmt.Errorf("produce failed: %w", err)
 		}
+		if err := p.finishFlush(ctx, false); err != nil {
+			return err
+		}
 		if p.flushDue(flushEvery) {
-			if err := p.flush(ctx); err != nil {
-				return err
+			if p.txn != nil {
+				if err := p.flush(ctx); err != nil {
+					return err
+				}
+			} else {
+				p.startFlush(ctx)
 			}
 		}
 		if ctx.Err() != nil {
@@ -648,29 +657,88 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 	return nil
 }
 
-// flush stores the offsets that acks made committable, then lets the task
-// commit upstream (invariant 1: only offsets of acknowledged records).
-func (p *sourcePipeline) flush(ctx context.Context) error {
-	if p.txn != nil {
-		return p.commitTransaction(ctx)
+// offsetWrite is an offset flush under way. The task goes on polling
+// while Kafka acknowledges it, as Connect's offset committer thread writes
+// a task's offsets beside the thread that polls it: a flush that waited in
+// the loop stalled the task for a produce round trip behind its own
+// records, a sixth of a busy task's time at a 100 ms interval (issue 13).
+// The task's Commit still runs on the task's goroutine, after the write,
+// never concurrently with Poll (connectors.SourceTask).
+type offsetWrite struct {
+	entries []offsets.PartitionOffset
+	done    chan offsetWritten // buffered: the writer never waits for the loop
+}
+
+type offsetWritten struct {
+	took time.Duration
+	err  error
+}
+
+// startFlush starts writing the offsets that acks made committable
+// (invariant 1: only offsets of acknowledged records), unless a write is
+// under way: offsets flush one write at a time, in order.
+func (p *sourcePipeline) startFlush(ctx context.Context) {
+	if p.writing != nil {
+		return
 	}
 	p.lastFlush = time.Now()
 	entries := p.tracker.committable()
 	if len(entries) == 0 {
-		return nil
+		return
 	}
-	// offset.flush.timeout.ms bounds the write of the offsets.
+	w := &offsetWrite{entries: entries, done: make(chan offsetWritten, 1)}
+	// offset.flush.timeout.ms bounds the write; the task stopping does
+	// not cut it short (the drain waits for it).
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.rt.opts.OffsetFlushTimeout)
-	defer cancel()
 	start := time.Now()
-	err := p.offsets.Write(wctx, p.id.Connector, entries)
-	p.rec.OffsetCommit(time.Since(start), err == nil)
-	if err != nil {
-		// Not fatal: the same offsets (or newer) are written next time.
-		p.log.Warn().Err(err).Msg("offset flush failed; will retry")
+	go func() {
+		defer cancel()
+		err := p.offsets.Write(wctx, p.id.Connector, entries)
+		w.done <- offsetWritten{took: time.Since(start), err: err}
+	}()
+	p.writing = w
+}
+
+// finishFlush ends the write under way once Kafka answered it: waiting
+// for the answer when wait is set, else only if it is already in. A
+// stored write lets the task commit upstream.
+func (p *sourcePipeline) finishFlush(ctx context.Context, wait bool) error {
+	w := p.writing
+	if w == nil {
 		return nil
 	}
-	return p.stored(ctx, entries)
+	var res offsetWritten
+	if wait {
+		res = <-w.done // bounded by offset.flush.timeout.ms
+	} else {
+		select {
+		case res = <-w.done:
+		default:
+			return nil
+		}
+	}
+	p.writing = nil
+	p.rec.OffsetCommit(res.took, res.err == nil)
+	if res.err != nil {
+		// Not fatal: the same offsets (or newer) are written next time.
+		p.log.Warn().Err(res.err).Msg("offset flush failed; will retry")
+		return nil
+	}
+	return p.stored(ctx, w.entries)
+}
+
+// flush stores the offsets that acks made committable and lets the task
+// commit upstream, before it returns: the write under way first, then
+// what is committable now. A pause and the drain at shutdown flush so.
+func (p *sourcePipeline) flush(ctx context.Context) error {
+	if p.txn != nil {
+		return p.commitTransaction(ctx)
+	}
+	if err := p.finishFlush(ctx, true); err != nil {
+		return err
+	}
+	p.startFlush(ctx)
+	return p.finishFlush(ctx, true)
 }
 
 // stored records that entries are durably stored and lets the task commit
