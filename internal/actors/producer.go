@@ -9,10 +9,10 @@ import (
 // ProducerOpts are the options of the worker's shared source producer, and
 // the base of a connector's own (producer overrides come after them):
 // idempotent with acks=all (kgo's defaults, stated here so nobody loosens
-// them by accident; invariant 1 rests on acks=all), records keyed like
-// Kafka's Java client (murmur2, so the same key lands on the same partition
-// as with Connect), and a record whose source pinned a partition going
-// there. Its metadata requests let the broker create a missing topic (if
+// them by accident; invariant 1 rests on acks=all), records partitioned as
+// by Kafka's Java client (newPartitioner: murmur2 of the key, so the same
+// key lands on the same partition as with Connect), and a record whose
+// source pinned a partition going there. Its metadata requests let the broker create a missing topic (if
 // auto.create.topics.enable allows it), as Java's producer's do: a source
 // without topic creation keys relies on that, as in Connect. Batches are
 // not compressed, Java's compression.type default (franz-go's own default
@@ -31,39 +31,56 @@ func ProducerOpts() []kgo.Opt {
 		kgo.MetadataMinAge(time.Second),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordPartitioner(pinPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.RecordPartitioner(newPartitioner()),
 		kgo.MaxBufferedRecords(1 << 17),
 		kgo.ProducerLinger(0),
 	}
 }
 
+// stickyBatchBytes is how many bytes of unkeyed records go to one partition
+// before the partitioner picks another: Java's batch.size default, which
+// its built-in partitioner (KIP-794, Kafka 3.3) uses as its sticky size.
+const stickyBatchBytes = 16384
+
+// newPartitioner is the producer's partitioner, the one Connect's Java
+// producer has by default since Kafka 3.3 (KIP-794): a keyed record goes to
+// murmur2(key) mod partitions, the same partition as with Connect; unkeyed
+// records stick to one partition for stickyBatchBytes, then move on,
+// favouring partitions with less buffered (partitioner.adaptive.partitioning
+// .enable's default). franz-go's older sticky partitioner (KIP-480) asks to
+// hear of every new batch, for which franz-go holds the topic's partitioner
+// lock while it buffers each record: the tasks producing to one topic then
+// buffered their records one at a time (issue 13: the most contended lock
+// of BenchmarkThroughput's block profile). This one does not ask.
+func newPartitioner() kgo.Partitioner {
+	return pinPartitioner{kgo.UniformBytesPartitioner(stickyBatchBytes, true, true, nil)}
+}
+
 // pinPartitioner sends records whose Partition is >= 0 there and leaves the
-// rest (Partition -1) to the base partitioner.
+// rest (Partition -1) to the base partitioner, which partitions by the
+// partitions' backlog (kgo.TopicBackupPartitioner).
 type pinPartitioner struct{ base kgo.Partitioner }
 
 func (p pinPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
-	return pinTopic{p.base.ForTopic(topic)}
+	return pinTopic{p.base.ForTopic(topic).(kgo.TopicBackupPartitioner)}
 }
 
-type pinTopic struct{ base kgo.TopicPartitioner }
+type pinTopic struct{ base kgo.TopicBackupPartitioner }
 
 func (p pinTopic) RequiresConsistency(r *kgo.Record) bool {
 	return r.Partition >= 0 || p.base.RequiresConsistency(r)
 }
 
-func (p pinTopic) Partition(r *kgo.Record, n int) int {
+// Partition is not called: franz-go calls PartitionByBackup of a
+// partitioner that has it.
+func (p pinTopic) Partition(*kgo.Record, int) int { panic("unreachable: franz-go calls PartitionByBackup") }
+
+func (p pinTopic) PartitionByBackup(r *kgo.Record, n int, backup kgo.TopicBackupIter) int {
 	if r.Partition >= 0 {
 		if int(r.Partition) < n {
 			return int(r.Partition)
 		}
 		// An out-of-range pin cannot be honoured; keying keeps it stable.
 	}
-	return p.base.Partition(r, n)
-}
-
-// OnNewBatch keeps the base's sticky behaviour for unkeyed records.
-func (p pinTopic) OnNewBatch() {
-	if nb, ok := p.base.(kgo.TopicPartitionerOnNewBatch); ok {
-		nb.OnNewBatch()
-	}
+	return p.base.PartitionByBackup(r, n, backup)
 }
