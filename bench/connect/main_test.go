@@ -260,3 +260,14 @@ func TestSystemsFlagKeepsTheHarnessOrderAndRefusesUnknownNames(t *testing.T) {
 		}
 	}
 }
+
+// The README links the harness's ADR from wherever it is written.
+func TestADRLinkResolvesFromTheReportsDirectory(t *testing.T) {
+	repo := t.TempDir()
+	for _, dir := range []string{"bench/results", "bench/results/throughput", "bench/results/idle"} {
+		link := adrLink(filepath.Join(repo, dir), repo)
+		if got := filepath.Clean(filepath.Join(repo, dir, link)); got != filepath.Join(repo, "docs/adr/0018-benchmark-against-connect.md") {
+			t.Fatalf("from %s the link %s leads to %s", dir, link, got)
+		}
+	}
+}

@@ -86,6 +86,22 @@ func commandLine() string {
 }
 
 // writeReport writes README.md and one SVG per plot group into dir.
+// adrLink is the harness's ADR as a link from a README written to dir: the
+// report may go to bench/results, a directory under it, or anywhere else.
+func adrLink(dir, repo string) string {
+	const adr = "docs/adr/0018-benchmark-against-connect.md"
+	absDir, err1 := filepath.Abs(dir)
+	absRepo, err2 := filepath.Abs(repo)
+	if err1 != nil || err2 != nil {
+		return "../../" + adr
+	}
+	rel, err := filepath.Rel(absDir, filepath.Join(absRepo, adr))
+	if err != nil {
+		return "../../" + adr
+	}
+	return filepath.ToSlash(rel)
+}
+
 func writeReport(dir string, o options, e environment, r *results, notes []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -108,7 +124,7 @@ func writeReport(dir string, o options, e environment, r *results, notes []strin
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Sluice side by side with Apache Kafka Connect\n\n")
-	fmt.Fprintf(&b, "Written by `bench/connect` (see [its ADR](../../docs/adr/0018-benchmark-against-connect.md)); rerun with:\n\n```sh\n%s\n```\n\n", e.command)
+	fmt.Fprintf(&b, "Written by `bench/connect` (see [its ADR](%s)); rerun with:\n\n```sh\n%s\n```\n\n", adrLink(dir, o.repo), e.command)
 	fmt.Fprintf(&b, "Run from %s to %s (UTC), %d measured round(s) per scenario, the systems' order flipping every round", e.started.UTC().Format("2006-01-02 15:04"), e.finished.UTC().Format("15:04"), o.rounds)
 	if o.warmup && slices.ContainsFunc(throughputScenarios, func(sc throughputScenario) bool { return slices.Contains(o.scenarios, sc.key) }) {
 		b.WriteString(", after one warm-up pass of each throughput scenario on each system (not counted)")
