@@ -12,10 +12,10 @@ import (
 // them by accident; invariant 1 rests on acks=all), records partitioned as
 // by Kafka's Java client (newPartitioner: murmur2 of the key, so the same
 // key lands on the same partition as with Connect), and a record whose
-// source pinned a partition going there. Its metadata requests let the broker create a missing topic (if
-// auto.create.topics.enable allows it), as Java's producer's do: a source
-// without topic creation keys relies on that, as in Connect. Batches are
-// not compressed, Java's compression.type default (franz-go's own default
+// source pinned a partition going there. Its metadata requests let the
+// broker create a missing topic (if auto.create.topics.enable allows it),
+// as Java's producer's do: a source without topic creation keys relies on
+// that, as in Connect. Batches are not compressed, Java's compression.type default (franz-go's own default
 // is snappy): the worker's producer.compression.type and a connector's
 // producer.override.compression.type, which come after these options,
 // choose a codec as they do in Connect. A partition whose leader is not
@@ -62,18 +62,30 @@ func newPartitioner() kgo.Partitioner {
 type pinPartitioner struct{ base kgo.Partitioner }
 
 func (p pinPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
-	return pinTopic{p.base.ForTopic(topic).(kgo.TopicBackupPartitioner)}
+	return pinTopic{
+		base:     p.base.ForTopic(topic).(kgo.TopicBackupPartitioner),
+		fallback: kgo.StickyKeyPartitioner(nil).ForTopic(topic),
+	}
 }
 
-type pinTopic struct{ base kgo.TopicBackupPartitioner }
+type pinTopic struct {
+	base kgo.TopicBackupPartitioner
+	// fallback partitions like base where franz-go would ask Partition
+	// rather than PartitionByBackup, which it does not today: keys by
+	// murmur2, unkeyed records sticky.
+	fallback kgo.TopicPartitioner
+}
 
 func (p pinTopic) RequiresConsistency(r *kgo.Record) bool {
 	return r.Partition >= 0 || p.base.RequiresConsistency(r)
 }
 
-// Partition is not called: franz-go calls PartitionByBackup of a
-// partitioner that has it.
-func (p pinTopic) Partition(*kgo.Record, int) int { panic("unreachable: franz-go calls PartitionByBackup") }
+func (p pinTopic) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 && int(r.Partition) < n {
+		return int(r.Partition)
+	}
+	return p.fallback.Partition(r, n)
+}
 
 func (p pinTopic) PartitionByBackup(r *kgo.Record, n int, backup kgo.TopicBackupIter) int {
 	if r.Partition >= 0 {

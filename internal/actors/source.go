@@ -729,7 +729,8 @@ func (p *sourcePipeline) finishFlush(ctx context.Context, wait bool) error {
 
 // flush stores the offsets that acks made committable and lets the task
 // commit upstream, before it returns: the write under way first, then
-// what is committable now. A pause and the drain at shutdown flush so.
+// what is committable now. The drain at shutdown flushes so; an
+// exactly-once task's flush commits its transaction.
 func (p *sourcePipeline) flush(ctx context.Context) error {
 	if p.txn != nil {
 		return p.commitTransaction(ctx)
