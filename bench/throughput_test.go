@@ -280,11 +280,13 @@ func throughputTable(s throughputSpec, rows []pairResult) string {
 	fmt.Fprintf(&b, "Datagen -> Kafka, %d records per run (%d tasks x %d, value.size %d), records/s:\n",
 		s.total(), s.tasks, s.perTask, s.valueSize)
 	fmt.Fprintf(&b, "%-6s %14s %14s %16s %10s %12s %10s %10s %12s\n", "run", "raw franz-go", "sluice acked", "sluice committed", "ratio", "acked ratio", "cpu ratio", "raw cores", "sluice cores")
-	var raw, acked, committed time.Duration
+	var raw, acked, committed, rawCPU, sluiceCPU time.Duration
 	for i, r := range rows {
 		raw += r.raw
 		acked += r.sluice.acked
 		committed += r.sluice.committed
+		rawCPU += r.rawCPU
+		sluiceCPU += r.sluiceCPU
 		fmt.Fprintf(&b, "%-6d %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f %10.2f %12.2f\n", i,
 			rate(s.total(), r.raw), rate(s.total(), r.sluice.acked), rate(s.total(), r.sluice.committed),
 			r.raw.Seconds()/r.sluice.committed.Seconds(), r.raw.Seconds()/r.sluice.acked.Seconds(),
@@ -292,9 +294,10 @@ func throughputTable(s throughputSpec, rows []pairResult) string {
 			r.rawCPU.Seconds()/r.raw.Seconds(), r.sluiceCPU.Seconds()/r.sluice.committed.Seconds())
 	}
 	n := s.total() * int64(len(rows))
-	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f\n", "all",
+	fmt.Fprintf(&b, "%-6s %14.0f %14.0f %16.0f %10.3f %12.3f %10.3f %10.2f %12.2f\n", "all",
 		rate(n, raw), rate(n, acked), rate(n, committed), raw.Seconds()/committed.Seconds(), raw.Seconds()/acked.Seconds(),
-		cpuRatio(rows, func(r pairResult) cpuPair { return r.cpuPair }))
+		cpuRatio(rows, func(r pairResult) cpuPair { return r.cpuPair }),
+		rawCPU.Seconds()/raw.Seconds(), sluiceCPU.Seconds()/committed.Seconds())
 	return b.String()
 }
 
