@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -239,6 +240,9 @@ func (c *testConnector) TaskConfigs(_ context.Context, max int) ([]map[string]st
 	out := make([]map[string]string, n)
 	for i := range out {
 		out[i] = map[string]string{"name": c.config["name"], "topic": c.config["topic"], "task": strconv.Itoa(i)}
+		if b, ok := c.config["borrows"]; ok {
+			out[i]["borrows"] = b
+		}
 	}
 	return out, nil
 }
@@ -360,12 +364,21 @@ type testSink struct{ testConnector }
 
 func (c *testSink) NewTask() connectors.SinkTask { return &testSinkTask{} }
 
-type testSinkTask struct{ h *hooks }
+// testSinkTask records the seq of each value it writes. With "borrows"
+// in its config it only borrows its batches (connectors.RecordBorrower):
+// it keeps nothing of them but the seqs it parsed.
+type testSinkTask struct {
+	h       *hooks
+	borrows bool
+}
 
-func (s *testSinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, _ map[string]string) error {
+func (s *testSinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, cfg map[string]string) error {
 	s.h = hooksFor(tc.ConnectorName())
+	s.borrows = cfg["borrows"] == "true"
 	return nil
 }
+
+func (s *testSinkTask) BorrowsRecords() bool { return s.borrows }
 
 func (s *testSinkTask) Write(_ context.Context, recs []*connectors.SinkRecord) error {
 	s.h.mu.Lock()
@@ -385,6 +398,12 @@ func (s *testSinkTask) Write(_ context.Context, recs []*connectors.SinkRecord) e
 		var seq int64
 		if _, err := fmt.Sscanf(v, "%d:%d", &task, &seq); err != nil {
 			return fmt.Errorf("test sink: bad value %q", v)
+		}
+		// A value "task:seq:padding" carries padding that follows from
+		// its seq (paddedValue): a value read from memory that another
+		// record's bytes overwrote would not.
+		if _, pad, ok := strings.Cut(strings.TrimPrefix(v, fmt.Sprintf("%d:%d", task, seq)), ":"); ok && pad != padFor(seq) {
+			return fmt.Errorf("test sink: value %q does not hold its own padding", v)
 		}
 		s.h.written = append(s.h.written, seq)
 	}

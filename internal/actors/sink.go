@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/connectors/transforms"
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/kafkasec"
 )
@@ -56,7 +57,10 @@ type sinkPipeline struct {
 	// (connectors.RecordBorrower): slab and batch are then filled again
 	// for each Write, and the arena's strings share the fetched bytes.
 	borrows bool
-	slab    []connectors.SinkRecord
+	// recycles says that the consumer decodes fetches into sinkFetches
+	// and each batch's records are recycled once written (recycle).
+	recycles bool
+	slab     []connectors.SinkRecord
 	batch   []*connectors.SinkRecord
 }
 
@@ -89,6 +93,10 @@ var takenNow = func() context.Context {
 	cancel()
 	return ctx
 }()
+
+// sinkFetches is the memory the worker's recycling sink tasks decode their
+// fetches into (fetchpool.go).
+var sinkFetches fetchPool
 
 // maxPollRecords is Connect's consumer max.poll.records default: the
 // largest batch one Write gets (consumer.override.max.poll.records changes
@@ -200,6 +208,9 @@ func (p *sinkPipeline) connect() error {
 		kgo.OnPartitionsRevoked(p.revoked),
 		kgo.OnPartitionsLost(p.lost),
 	)
+	if p.recycles {
+		opts = append(opts, kgo.WithPools(&sinkFetches))
+	}
 	// The worker's consumer.* keys, then consumer.override.*, after
 	// Sluice's own settings, so they win in that order.
 	opts = append(opts, p.rt.opts.Worker.Clients.Consumer.Opts...)
@@ -436,7 +447,6 @@ func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error
 		}
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	// A partition's records follow each other in offset order: the last
 	// of each run of them moves its next offset.
 	for i, r := range records {
@@ -444,6 +454,14 @@ func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error
 			continue
 		}
 		p.written[connectors.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
+	}
+	p.mu.Unlock()
+	if p.recycles {
+		// Written, and the last reads of them are above: nothing reads
+		// these records or their bytes again.
+		for _, r := range records {
+			r.Recycle()
+		}
 	}
 	return nil
 }
@@ -469,7 +487,19 @@ func (p *sinkPipeline) takePromise() {
 	if rb, ok := p.task.(connectors.RecordBorrower); ok && rb.BorrowsRecords() {
 		p.borrows = true
 		p.arena.Share()
+		p.recycles = p.retainsNoInput()
 	}
+}
+
+// retainsNoInput reports whether the pipeline's converters and transforms
+// keep nothing of the records they read once a call returns, so that with
+// a borrowing task a written record's memory can be reused (recycles,
+// ADR 0026): each is one of Sluice's own that is known not to. A plugin
+// of another package may keep what it reads, as Connect lets it; its
+// fetches are then left to the collector.
+func (p *sinkPipeline) retainsNoInput() bool {
+	return converters.RetainsNoInput(p.key) && converters.RetainsNoInput(p.value) &&
+		converters.RetainsNoInput(p.headers) && p.chain.Every(transforms.RetainsNoInput)
 }
 
 // batchFor returns an empty batch and a slab of n records to fill: one

@@ -61,6 +61,20 @@ func (c *Chain) Len() int {
 	return len(c.steps)
 }
 
+// Every reports whether ok holds for each of the chain's transforms and
+// predicates; true for a nil chain.
+func (c *Chain) Every(ok func(plugin any) bool) bool {
+	if c == nil {
+		return true
+	}
+	for _, s := range c.steps {
+		if !ok(s.t) || (s.pred != nil && !ok(s.pred)) {
+			return false
+		}
+	}
+	return true
+}
+
 // Apply runs r through the chain and returns what comes out, nil when a
 // transform dropped the record. An error is an *Error naming the transform
 // that failed.
