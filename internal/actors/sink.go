@@ -58,10 +58,10 @@ type sinkPipeline struct {
 	// for each Write, and the arena's strings share the fetched bytes.
 	borrows bool
 	// recycles says that the consumer decodes fetches into sinkFetches
-	// and each batch's records are recycled once written (recycle).
+	// and each batch's records are recycled once written (deliver; ADR 0026).
 	recycles bool
 	slab     []connectors.SinkRecord
-	batch   []*connectors.SinkRecord
+	batch    []*connectors.SinkRecord
 }
 
 // arenaConverter is a converter that uses a task's arena (converters.Arena),
