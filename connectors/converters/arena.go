@@ -57,11 +57,13 @@ type Arena struct {
 // chunk alive with it.
 func (a *Arena) LastChunk() uint64 { return a.lastGen }
 
-// Drop lets go of the chunk values are written into. Values already
-// given keep it alive until they are released; a source task drops it
-// when a poll brings nothing, so that an idle task holds no chunk.
+// Drop lets go of the chunk values are written into and of the slab
+// strings are boxed in. Values already given keep them alive until they
+// are released; a task drops them when a poll brings nothing, so that an
+// idle task holds no chunk, and no slab whose strings share bytes of the
+// last fetch (Share) and would keep that fetch in memory.
 func (a *Arena) Drop() {
-	a.chunk = nil
+	a.chunk, a.boxes = nil, nil
 }
 
 // Forget says that the last value was not written into the arena

@@ -299,11 +299,18 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 				return err
 			}
 		} else if fetches.NumRecords() == 0 {
-			// Idle: a borrowing task's batch slab is made again when
-			// records come (an idle task holds no slab).
-			p.slab, p.batch = nil, nil
+			p.idle()
 		}
 	}
+}
+
+// idle lets go of what the task holds only for the batches it writes, to
+// be made again when records come: a borrowing task's slab and batch, and
+// the arena's chunk and the slab of its boxed strings, which may share the
+// last fetch's bytes and would keep that fetch in memory (ADR 0024, 0026).
+func (p *sinkPipeline) idle() {
+	p.slab, p.batch = nil, nil
+	p.arena.Drop()
 }
 
 // takeAll adds a poll's records to the backlog. The sink takes whatever

@@ -3,7 +3,9 @@ package actors
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -117,4 +119,36 @@ func TestSinkBorrowedBatchesAreReusedOthersKept(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { _ = p.deliver(ctx, b) }); n > 5 {
 		t.Fatalf("delivering 200 borrowed records allocates %v times", n)
 	}
+}
+
+// A borrowing sink that goes idle keeps none of the last fetch's bytes:
+// its strings shared them, and their headers were boxed in the arena's
+// slab, which an idle task lets go of (sinkPipeline.idle).
+func TestIdleSinkPinsNoFetchedBytes(t *testing.T) {
+	p := newDeliverPipeline(&keepingSinkTask{borrows: true, quiet: true})
+	defer runtime.KeepAlive(p) // the pipeline lives on, as a task's does
+	fetched := new([4096]byte)
+	collected := make(chan struct{})
+	runtime.AddCleanup(fetched, func(c chan struct{}) { close(c) }, collected)
+	var batch []*kgo.Record
+	for i := range 8 {
+		v := fetched[i*16 : i*16+8]
+		copy(v, fmt.Sprintf("value-%02d", i))
+		batch = append(batch, &kgo.Record{Topic: "t", Offset: int64(i), Value: v})
+	}
+	fetched = nil
+	if err := p.deliver(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	batch = nil
+	p.idle()
+	for range 20 {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("an idle sink still holds the bytes of its last fetch")
 }
