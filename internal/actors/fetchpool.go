@@ -59,6 +59,10 @@ func classOf(c int) int {
 	return bits.Len(uint(c)) - 1
 }
 
+// snappyMaxRatio bounds how many times its size a snappy block can
+// decode to: a copy of at most 64 bytes takes a tag of at least 2.
+const snappyMaxRatio = 32
+
 // xerialPrefix starts snappy in xerial's framing (Java's older clients),
 // whose decoded length is the sum of its blocks'.
 var xerialPrefix = []byte{130, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
@@ -66,11 +70,14 @@ var xerialPrefix = []byte{130, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 // GetDecompressBytes returns room for the batch's decompressed bytes.
 // Snappy (Kafka's raw block format) says its decoded length up front; for
 // the other codecs the room is a guess, and a codec that needs more
-// allocates it (the larger slice then comes back here).
+// allocates it (the larger slice then comes back here). A snappy header
+// claiming more than snappyMaxRatio times the compressed size is not
+// believed: kgo checks it against its limit only after this, and a
+// corrupt batch must not have the pool allocate what it claims.
 func (p *fetchPool) GetDecompressBytes(compressed []byte, codec kgo.CompressionCodecType) []byte {
 	want := 4 * len(compressed)
 	if codec == kgo.CodecSnappy && !bytes.HasPrefix(compressed, xerialPrefix) {
-		if n, err := s2.DecodedLen(compressed); err == nil {
+		if n, err := s2.DecodedLen(compressed); err == nil && n <= snappyMaxRatio*len(compressed) {
 			want = n
 		}
 	}

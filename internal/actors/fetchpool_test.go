@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,6 +38,12 @@ func TestFetchPoolGivesRoomAndTakesItBack(t *testing.T) {
 	want := []byte(strings.Repeat("sluice ", 5000))
 	if b := p.GetDecompressBytes(s2.EncodeSnappy(nil, want), kgo.CodecSnappy); cap(b) < len(want) || len(b) != 0 {
 		t.Fatalf("snappy room: len %d cap %d for %d bytes", len(b), cap(b), len(want))
+	}
+	// A header that claims far more than a snappy block can hold is not
+	// believed: a corrupt batch must not make the pool allocate it.
+	lying := append(binary.AppendUvarint(nil, 1<<26), 0, 0, 0, 0)
+	if b := p.GetDecompressBytes(lying, kgo.CodecSnappy); cap(b) > 1<<10 {
+		t.Fatalf("a snappy header claiming 64 MiB in %d bytes got room for %d", len(lying), cap(b))
 	}
 	// What is put back is given out again, for a request its class holds
 	// (sync.Pool may drop an item, under the race detector on purpose, so
