@@ -10,7 +10,9 @@ var ownPackage = reflect.TypeOf(regexRouter{}).PkgPath()
 // given once a call returns: what they cache is keyed by and holds
 // schemas and topic names, never a value or a header read from a record.
 // A runtime that reuses a record's memory once the record is done with
-// relies on it; transforms of other packages are not known to.
+// relies on it (a sink recycles its fetches, ADR 0026); transforms of other
+// packages are not known to. A transform added here must keep that promise
+// too, or copy what it keeps, or be made an exception below.
 func RetainsNoInput(plugin any) bool {
 	t := reflect.TypeOf(plugin)
 	for t != nil && t.Kind() == reflect.Pointer {
