@@ -278,3 +278,20 @@ func parseBool(ce *connectors.ConfigError, props map[string]string, key string, 
 	ce.Add(key, fmt.Sprintf("Invalid value %q for configuration %s: Expected value to be either true or false", v, key))
 	return def
 }
+
+// RetainsNoInput reports whether c, a converter or header converter, is
+// one of this package's that keep nothing of the bytes they are given
+// once a call returns: what they cache (JSONConverter's schemas) is a
+// copy, and only the value they return may share the bytes. A runtime
+// that reuses a record's memory once the record is done with relies on
+// it; converters of other packages, and those here that read through a
+// Schema Registry, are not known to, and so report false.
+func RetainsNoInput(c any) bool {
+	switch c := c.(type) {
+	case headerAdapter:
+		return RetainsNoInput(c.c)
+	case *StringConverter, *ByteArrayConverter, *JSONConverter, *NumberConverter, *BooleanConverter, *SimpleHeaderConverter:
+		return true
+	}
+	return false
+}

@@ -25,10 +25,36 @@ import (
 // needs instead of one that must be replaced; sync.Pool drops what no
 // fetch takes again within two collections, so an idle sink keeps none.
 type fetchPool struct {
-	bytes   [fetchPoolClasses]sync.Pool // of *[]byte
-	records [fetchPoolClasses]sync.Pool // of *[]kgo.Record
+	bytes   classPool[byte]
+	records classPool[kgo.Record]
 	// reused counts the slices given out again.
 	reused atomic.Uint64
+}
+
+// classPool keeps slices of T by capacity class (classFor, classOf).
+type classPool[T any] [fetchPoolClasses]sync.Pool // of *[]T
+
+// get returns an empty slice with room for n elements, one given back
+// earlier when there is one (counted in reused); nil when n is beyond the
+// classes.
+func (cp *classPool[T]) get(n int, reused *atomic.Uint64) []T {
+	c := classFor(n)
+	if c >= fetchPoolClasses {
+		return nil
+	}
+	if s, ok := cp[c].Get().(*[]T); ok {
+		reused.Add(1)
+		return (*s)[:0]
+	}
+	return make([]T, 0, 1<<c)
+}
+
+// put keeps s in the largest class its capacity holds.
+func (cp *classPool[T]) put(s []T) {
+	if c := classOf(cap(s)); c >= 0 && c < fetchPoolClasses {
+		s = s[:0]
+		cp[c].Put(&s)
+	}
 }
 
 // fetchPoolClasses bounds the classes: 1 << (fetchPoolClasses-1) bytes or
@@ -81,42 +107,14 @@ func (p *fetchPool) GetDecompressBytes(compressed []byte, codec kgo.CompressionC
 			want = n
 		}
 	}
-	c := classFor(want)
-	if c >= fetchPoolClasses {
-		return nil
-	}
-	if b, ok := p.bytes[c].Get().(*[]byte); ok {
-		p.reused.Add(1)
-		return (*b)[:0]
-	}
-	return make([]byte, 0, 1<<c)
+	return p.bytes.get(want, &p.reused)
 }
 
 // PutDecompressBytes takes back a batch's bytes; kgo has cleared them.
-func (p *fetchPool) PutDecompressBytes(b []byte) {
-	if c := classOf(cap(b)); c >= 0 && c < fetchPoolClasses {
-		b = b[:0]
-		p.bytes[c].Put(&b)
-	}
-}
+func (p *fetchPool) PutDecompressBytes(b []byte) { p.bytes.put(b) }
 
 // GetRecords returns room for n decoded records.
-func (p *fetchPool) GetRecords(n int) []kgo.Record {
-	c := classFor(n)
-	if c >= fetchPoolClasses {
-		return nil
-	}
-	if r, ok := p.records[c].Get().(*[]kgo.Record); ok {
-		p.reused.Add(1)
-		return (*r)[:0]
-	}
-	return make([]kgo.Record, 0, 1<<c)
-}
+func (p *fetchPool) GetRecords(n int) []kgo.Record { return p.records.get(n, &p.reused) }
 
 // PutRecords takes back a batch's records; Recycle has cleared each.
-func (p *fetchPool) PutRecords(r []kgo.Record) {
-	if c := classOf(cap(r)); c >= 0 && c < fetchPoolClasses {
-		r = r[:0]
-		p.records[c].Put(&r)
-	}
-}
+func (p *fetchPool) PutRecords(r []kgo.Record) { p.records.put(r) }
