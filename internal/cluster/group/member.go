@@ -299,11 +299,11 @@ func (m *Member) round(ctx context.Context) error {
 		p := kmsg.NewJoinGroupRequestProtocol()
 		p.Name, p.Metadata = protocolName, encode(meta)
 		req.Protocols = append(req.Protocols, p)
-		jctx, cancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout+5*time.Second)
 		var resp *kmsg.JoinGroupResponse
-		var err error
-		m.heartbeatDuring(ctx, lastGeneration, memberID, func() { resp, err = req.RequestWith(jctx, m.cfg.Client) })
-		cancel()
+		err := m.exchange(ctx, lastGeneration, memberID, func(rctx context.Context) (err error) {
+			resp, err = req.RequestWith(rctx, m.cfg.Client)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("join group: %w", err)
 		}
@@ -338,11 +338,11 @@ func (m *Member) round(ctx context.Context) error {
 	pt, pn := ProtocolType, protocolName
 	sreq.ProtocolType, sreq.Protocol = &pt, &pn
 	sreq.GroupAssignment = groupAssignment
-	sctx, cancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout+5*time.Second)
 	var sresp *kmsg.SyncGroupResponse
-	var err error
-	m.heartbeatDuring(ctx, join.Generation, join.MemberID, func() { sresp, err = sreq.RequestWith(sctx, m.cfg.Client) })
-	cancel()
+	err := m.exchange(ctx, join.Generation, join.MemberID, func(rctx context.Context) (err error) {
+		sresp, err = sreq.RequestWith(rctx, m.cfg.Client)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sync group: %w", err)
 	}
@@ -364,7 +364,7 @@ func (m *Member) round(ctx context.Context) error {
 		hdone := make(chan struct{})
 		go func() {
 			defer close(hdone)
-			m.keepAlive(hctx, join.Generation, join.MemberID)
+			_ = m.keepAlive(hctx, join.Generation, join.MemberID, false)
 		}()
 		rctx, rcancel := context.WithTimeout(ctx, m.cfg.RebalanceTimeout)
 		err := m.h.Revoke(rctx, a.RevokedConnectors, a.RevokedTasks)
@@ -487,52 +487,97 @@ func (m *Member) heartbeat(ctx context.Context, lastOK *time.Time) error {
 	}
 }
 
-// heartbeatDuring runs request, a JoinGroup or SyncGroup that the
-// coordinator may hold until every member has joined (up to the rebalance
-// timeout), and heartbeats meanwhile as Kafka's own clients do: the
-// answers (REBALANCE_IN_PROGRESS) show the coordinator is there, so a
-// member waiting for a slow one is not taken for one whose broker is gone.
-// The heartbeats name generation: the last one while joining, the new one
-// while syncing. A member without an id yet has nothing to heartbeat with.
-func (m *Member) heartbeatDuring(ctx context.Context, generation int32, memberID string, request func()) {
-	if memberID == "" {
-		request()
-		return
-	}
+// exchange runs request, a JoinGroup or SyncGroup that the coordinator may
+// hold until every member has joined (up to the rebalance timeout), and
+// heartbeats meanwhile as Kafka's own clients do: the answers
+// (REBALANCE_IN_PROGRESS) show the coordinator is there, so a member
+// waiting for a slow one is not taken for one whose broker is gone. The
+// heartbeats name generation: the last one while joining, the new one
+// while syncing.
+//
+// They also tell when the member is removed while it waits: a peer's fast
+// failover took it for its dead predecessor of the same worker id
+// (Worker.removeGone), or its session ran out. Apache Kafka then answers
+// the held JoinGroup with UNKNOWN_MEMBER_ID; kfake never answers it, and a
+// restarted worker sat out of the group for the whole request timeout
+// (rebalance timeout + 5 s) in a chaos run. The request is abandoned at
+// once with errLost instead, and the member joins again.
+func (m *Member) exchange(ctx context.Context, generation int32, memberID string, request func(context.Context) error) error {
+	lctx, abandon := context.WithCancelCause(ctx)
+	defer abandon(nil)
+	rctx, cancel := context.WithTimeout(lctx, m.cfg.RebalanceTimeout+5*time.Second)
+	defer cancel()
 	hctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.keepAlive(hctx, generation, memberID)
+		if err := m.keepAlive(hctx, generation, memberID, true); err != nil {
+			abandon(err)
+		}
 	}()
-	request()
+	err := request(rctx)
 	stop()
 	<-done
+	if cause := context.Cause(lctx); err != nil && errors.Is(cause, errLost) {
+		return cause // an answer that came anyway would be the one to believe
+	}
+	return err
 }
 
 // keepAlive heartbeats for a generation until ctx ends. Its answers count
-// as contact with the coordinator but are otherwise ignored: a rebalance or
-// a lost membership shows at the next regular heartbeat, once the
-// revocation is done.
-func (m *Member) keepAlive(ctx context.Context, generation int32, memberID string) {
+// as contact with the coordinator; with watch, an answer that the member
+// is no longer in the group ends it with errLost, otherwise they are
+// ignored: during a revocation a rebalance or a lost membership shows at
+// the next regular heartbeat, once the revocation is done.
+//
+// A member without an id yet (a static member's first JoinGroup, answered
+// only when the round completes) heartbeats by its instance id alone:
+// FENCED_INSTANCE_ID means a member holds the instance (the one the
+// JoinGroup made), UNKNOWN_MEMBER_ID that none does. Only two of the
+// latter in a row count, in case the first overtook the JoinGroup on its
+// way to the coordinator. Such answers are no contact: the member has not
+// joined.
+func (m *Member) keepAlive(ctx context.Context, generation int32, memberID string, watch bool) error {
+	if memberID == "" && !watch {
+		return nil
+	}
 	t := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer t.Stop()
 	instance := m.cfg.WorkerID
+	unknown := 0
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
 		req := kmsg.NewPtrHeartbeatRequest()
 		req.Group, req.Generation, req.MemberID, req.InstanceID = m.cfg.Group, generation, memberID, &instance
 		hctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout/2)
-		if _, err := req.RequestWith(hctx, m.cfg.Client); err == nil {
+		resp, err := req.RequestWith(hctx, m.cfg.Client)
+		cancel()
+		if err != nil {
+			continue
+		}
+		code := kerr.ErrorForCode(resp.ErrorCode)
+		if memberID != "" {
 			// The coordinator is there: a revocation longer than the
 			// session timeout is not a silent broker.
 			m.contacted()
 		}
-		cancel()
+		if !watch {
+			continue
+		}
+		switch {
+		case errors.Is(code, kerr.UnknownMemberID):
+			if unknown++; memberID != "" || unknown >= 2 {
+				return fmt.Errorf("%w: removed from the group while waiting for the round: %w", errLost, code)
+			}
+		case memberID != "" && errors.Is(code, kerr.FencedInstanceID):
+			return fmt.Errorf("%w: another member took instance %q while this one waited for the round: %w", errLost, instance, code)
+		default:
+			unknown = 0
+		}
 	}
 }
 

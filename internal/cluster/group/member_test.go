@@ -419,3 +419,89 @@ func TestStandingWhileJoinWaitsForASlowMember(t *testing.T) {
 		t.Fatal("b never waited in a round: the test did not make the case it is about")
 	}
 }
+
+// joinAndHold makes a raw static member that joins group g, takes an empty
+// assignment, and then neither heartbeats nor rejoins: a round started
+// after it waits for it until the rebalance timeout.
+func joinAndHold(t *testing.T, cl *kgo.Client, instance string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.InstanceID, join.ProtocolType = "g", &instance, ProtocolType
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 60_000, 30_000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = protocolName, encode(Metadata{WorkerID: instance})
+	join.Protocols = append(join.Protocols, p)
+	jr, err := join.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(jr.ErrorCode)
+	}
+	if err != nil {
+		t.Fatalf("%s joins: %v", instance, err)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID, sync.InstanceID = "g", jr.Generation, jr.MemberID, &instance
+	pt, pn := ProtocolType, protocolName
+	sync.ProtocolType, sync.Protocol = &pt, &pn
+	sr, err := sync.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(sr.ErrorCode)
+	}
+	if err != nil {
+		t.Fatalf("%s syncs: %v", instance, err)
+	}
+}
+
+// A member removed from the group while its JoinGroup waits for the round
+// (another worker's fast failover took it for its dead predecessor, see
+// worker.removeGone) must notice and join again, not wait out its request
+// timeout: kfake never answers the removed member's JoinGroup (Apache
+// Kafka answers UNKNOWN_MEMBER_ID), and the chaos run saw a restarted
+// worker stay out of the group for 65 s.
+func TestRemovedWhileJoiningJoinsAgain(t *testing.T) {
+	_, broker := kafkatest.NewCluster(t)
+	adm := kafkatest.NewClient(t, broker)
+	joinAndHold(t, adm, "x")
+
+	cl := kafkatest.NewClient(t, broker)
+	f := &fakeWorker{work: tasksOf(2)}
+	// A request timeout (rebalance timeout + 5 s) far beyond the test's
+	// deadline: only noticing the removal gets b in within it.
+	m := New(Config{Group: "g", WorkerID: "b", URL: "http://b", Client: cl,
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: 60 * time.Second,
+		Log: zerolog.Nop()}, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// b's JoinGroup waits for x, which will not come.
+	testutil.Eventually(t, 15*time.Second, "b waiting in a round held by x", func() error {
+		d := kmsg.NewPtrDescribeGroupsRequest()
+		d.Groups = []string{"g"}
+		resp, err := d.RequestWith(context.Background(), adm)
+		if err != nil {
+			return err
+		}
+		g := resp.Groups[0]
+		if g.State != "PreparingRebalance" || len(g.Members) != 2 {
+			return fmt.Errorf("group %s with %d members", g.State, len(g.Members))
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond)
+	if err := LeaveByInstance(context.Background(), adm, "g", "b"); err != nil {
+		t.Fatal(err)
+	}
+	// x goes too: a round b starts now completes at once.
+	if err := LeaveByInstance(context.Background(), adm, "g", "x"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, "b back in the group, running both tasks", func() error {
+		if tasks, _ := f.snapshot(); len(tasks) != 2 {
+			return fmt.Errorf("%d tasks; standing %+v", len(tasks), m.Standing())
+		}
+		return nil
+	})
+}
