@@ -185,6 +185,21 @@ type RecordBorrower interface {
 	BorrowsRecords() bool
 }
 
+// DeadlineKeeper is implemented by source tasks whose Poll returns by its
+// context's deadline on its own: a timer of the task's, not the context's
+// expiry, ends a wait that finds nothing. When KeepsPollDeadline reports true
+// (the runtime asks once, after Open), the runtime gives Poll a context that
+// carries the deadline but is not cancelled at it, only when the task stops.
+// Such a Poll costs no timer of the runtime's and, when it waits out its whole
+// time, no goroutine that Go starts to cancel an expired context: 500 idle
+// tasks made 500 such goroutines a second, and the dead goroutines' stacks were
+// a third of an idle worker's stack memory (ADR 0017). Contexts derived from
+// Poll's do not expire at its deadline either, so a task that implements this
+// must not rely on them to end its wait.
+type DeadlineKeeper interface {
+	KeepsPollDeadline() bool
+}
+
 // SinkTaskContext is the runtime as a SinkTask sees it.
 type SinkTaskContext interface {
 	ConnectorName() string

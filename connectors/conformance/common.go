@@ -281,9 +281,27 @@ func goroutines() map[int64]string {
 // errs (a retriable error returns no records instead) or returns later than the deadline plus a second. Lateness is
 // measured against a timer that expires at the same deadline, so that a
 // machine too loaded to run either on time does not fail the check.
+//
+// A task that keeps its deadline itself (connectors.DeadlineKeeper) gets
+// what the runtime gives it: a context with the deadline that is not
+// cancelled at it. A watchdog cancels it well after the deadline, so that
+// a task that waits for the context anyway fails the check, not the test's
+// timeout.
 func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	keeps := false
+	if k, ok := task.(connectors.DeadlineKeeper); ok && k.KeepsPollDeadline() {
+		keeps = true
+		var inner context.Context
+		inner, cancel = context.WithCancel(context.Background())
+		ctx = &keptDeadline{Context: inner, at: time.Now().Add(wait)}
+		watchdog := time.AfterFunc(wait+3*deadlineSlack, cancel)
+		defer watchdog.Stop()
+	} else {
+		ctx, cancel = context.WithTimeout(context.Background(), wait)
+	}
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	ref := make(chan time.Time, 1)
@@ -311,8 +329,21 @@ func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*conne
 		// late for it as it may have been for Poll.
 		refLate := (<-ref).Sub(deadline)
 		if late > refLate+deadlineSlack {
+			if keeps {
+				t.Fatalf("Poll with a %v deadline returned %v after it (a timer for the same deadline fired %v late); "+
+					"the task reports KeepsPollDeadline, so only its own timer may end a wait at the deadline", wait, late, refLate)
+			}
 			t.Fatalf("Poll with a %v deadline returned %v after it (a timer for the same deadline fired %v late)", wait, late, refLate)
 		}
 	}
 	return recs
 }
+
+// keptDeadline is the runtime's context for a Poll whose task keeps its
+// deadline: the deadline, and no expiry.
+type keptDeadline struct {
+	context.Context
+	at time.Time
+}
+
+func (c *keptDeadline) Deadline() (time.Time, bool) { return c.at, true }

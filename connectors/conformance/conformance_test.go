@@ -108,13 +108,26 @@ func (s *memSource) Poll(ctx context.Context) ([]*connectors.SourceRecord, error
 			s.next++
 		}
 	}
-	if len(out) == 0 && s.bug != "deadline" {
-		<-ctx.Done()
-	} else if len(out) == 0 {
-		time.Sleep(time.Until(deadlineOf(ctx)) + 2*deadlineSlack)
+	if len(out) == 0 {
+		switch s.bug {
+		case "deadline":
+			time.Sleep(time.Until(deadlineOf(ctx)) + 2*deadlineSlack)
+		case "keeper":
+			<-ctx.Done() // says it keeps its deadline, but waits for ctx
+		default:
+			// It keeps its deadline (KeepsPollDeadline): its own timer.
+			tm := time.NewTimer(time.Until(deadlineOf(ctx)))
+			defer tm.Stop()
+			select {
+			case <-ctx.Done():
+			case <-tm.C:
+			}
+		}
 	}
 	return out, nil
 }
+
+func (s *memSource) KeepsPollDeadline() bool { return true }
 
 func deadlineOf(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
@@ -253,6 +266,7 @@ func TestSuiteCatchesBrokenConnectors(t *testing.T) {
 		"source/gap":        {"happy_path", "ordinals received: [mem] 0-2 4-"},
 		"source/batch":      {"batching", "with batch.size=3"},
 		"source/deadline":   {"batching", "deadline returned"},
+		"source/keeper":     {"batching", "reports KeepsPollDeadline"},
 		"source/leak":       {"clean_close", "goroutine leak"},
 		"source/twooffsets": {"happy_path", "both Offset and OffsetKey are set"},
 		"sink/nodurable":    {"happy_path", "not durably written (invariant 1)"},

@@ -241,6 +241,11 @@ func pathError(what, path string, err error) error {
 	return fmt.Errorf("file source: %s %s: %w", what, path, err)
 }
 
+// KeepsPollDeadline says that Poll returns by its context's deadline on
+// its own timer (connectors.DeadlineKeeper): reading a file never blocks,
+// and a stream is waited for on a channel beside the timer.
+func (t *SourceTask) KeepsPollDeadline() bool { return true }
+
 func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	if t.closed {
 		return nil, errors.New("file source: poll after close")
@@ -343,24 +348,20 @@ func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Du
 	if t.stream != nil && t.stream.held == nil && !t.stream.ended {
 		data = t.stream.out
 	}
-	// A wait that outlasts the Poll ends with ctx, whose deadline is the
-	// Poll's: a timer of the task's own would fire at the same moment and
-	// cost an allocation and a wake-up per Poll for nothing. Otherwise the
-	// task's one timer is reused.
-	var expired <-chan time.Time
-	if _, ok := ctx.Deadline(); !ok || step < left {
-		if t.timer == nil {
-			t.timer = time.NewTimer(min(step, left))
-		} else {
-			t.timer.Reset(min(step, left))
-		}
-		defer t.timer.Stop()
-		expired = t.timer.C
+	// The task's one timer ends the wait, also at the Poll's deadline:
+	// the task keeps that deadline itself (KeepsPollDeadline), and the
+	// runtime does not cancel ctx at it. ctx ends the wait when the task
+	// stops.
+	if t.timer == nil {
+		t.timer = time.NewTimer(min(step, left))
+	} else {
+		t.timer.Reset(min(step, left))
 	}
+	defer t.timer.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-expired:
+	case <-t.timer.C:
 		return time.Until(deadline) > 0
 	case c, ok := <-data:
 		if ok {

@@ -176,12 +176,15 @@ type hooks struct {
 	blockPoll  chan struct{} // when set, Poll blocks until closed, ignoring ctx
 	opened     int
 	closed     int
-	openErrors int           // Open fails this many times
-	idlePolls  []pollSpan    // the Polls made once records were all sent
-	pollGap    time.Duration // each Poll after the first waits this long before its records
-	polls      int           // Polls made
-	inPoll     bool          // a Poll is running
-	commits    int           // Commits made
+	openErrors int        // Open fails this many times
+	idlePolls  []pollSpan // the Polls made once records were all sent
+	// keeps makes the task a connectors.DeadlineKeeper: an idle Poll
+	// waits on a timer of its own for its deadline.
+	keeps   bool
+	pollGap time.Duration // each Poll after the first waits this long before its records
+	polls   int           // Polls made
+	inPoll  bool          // a Poll is running
+	commits int           // Commits made
 	// commitInPoll counts Commits made while a Poll of the same
 	// connector ran: the runtime promises none (connectors.SourceTask).
 	commitInPoll int
@@ -212,8 +215,12 @@ func hooksFor(name string) *hooks {
 }
 
 // pollSpan is one Poll of the test source: when it began, the deadline
-// its context had, and when the context ended it.
-type pollSpan struct{ start, deadline, end time.Time }
+// its context had, and when it ended; cancelled says that its context
+// ended it (for a task that keeps its deadline, only a stop does).
+type pollSpan struct {
+	start, deadline, end time.Time
+	cancelled            bool
+}
 
 func testPlugins() []connectors.Plugin {
 	return []connectors.Plugin{
@@ -316,8 +323,17 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 	if records > 0 && s.next >= records {
 		span := pollSpan{start: time.Now()}
 		span.deadline, _ = ctx.Deadline()
-		<-ctx.Done()
-		span.end = time.Now()
+		if s.keepsDeadline() {
+			tm := time.NewTimer(time.Until(span.deadline))
+			select {
+			case <-ctx.Done():
+			case <-tm.C:
+			}
+			tm.Stop()
+		} else {
+			<-ctx.Done()
+		}
+		span.end, span.cancelled = time.Now(), ctx.Err() != nil
 		s.h.mu.Lock()
 		s.h.idlePolls = append(s.h.idlePolls, span)
 		s.h.mu.Unlock()
@@ -340,6 +356,14 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 		s.next++
 	}
 	return out, nil
+}
+
+func (s *testSourceTask) KeepsPollDeadline() bool { return s.keepsDeadline() }
+
+func (s *testSourceTask) keepsDeadline() bool {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return s.h.keeps
 }
 
 func (s *testSourceTask) Commit(context.Context) error {

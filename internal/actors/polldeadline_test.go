@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -155,5 +156,72 @@ func TestIdleSourcePollsEndOnTheGrid(t *testing.T) {
 	}
 	if onGrid < 3 {
 		t.Fatalf("%d idle Polls on the grid, want 3", onGrid)
+	}
+}
+
+// A task that keeps its Poll deadline itself (connectors.DeadlineKeeper)
+// gets the deadline but no timer: its context is not cancelled at the
+// deadline, its own timer ends each idle Poll and the next one follows, and
+// a stop still cancels the Poll under way at once.
+func TestKeptDeadlineIsNotEnforcedButAStopIs(t *testing.T) {
+	e := newEnv(t)
+	h := hooksFor("keeper")
+	h.records, h.keeps = 20, true
+	e.create("keeper", withConv(map[string]string{"name": "keeper", "connector.class": "test.TestSource", "topic": e.topic("keeper-out"), "tasks.max": "1"}))
+	e.waitTaskState("keeper", 0, state.StateRunning)
+	testutil.Eventually(t, 15*time.Second, "three idle Polls", func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if n := len(h.idlePolls); n < 3 {
+			return fmt.Errorf("%d idle Polls", n)
+		}
+		return nil
+	})
+	h.mu.Lock()
+	polls := append([]pollSpan(nil), h.idlePolls...)
+	h.mu.Unlock()
+	for i, p := range polls {
+		if p.deadline.IsZero() || p.deadline.Sub(p.start) > pollTimeout {
+			t.Fatalf("idle Poll %d began at %v with deadline %v: none, or more than %v away", i, p.start, p.deadline, pollTimeout)
+		}
+		if p.cancelled {
+			t.Fatalf("idle Poll %d of a task that keeps its deadline: its context was cancelled (deadline %v, ended %v)", i, p.deadline, p.end)
+		}
+	}
+
+	// A stop cancels the Poll under way: wait for one to begin, then
+	// delete the connector well before that Poll's deadline.
+	begun := len(polls)
+	var current pollSpan
+	testutil.Eventually(t, 10*time.Second, "a Poll begun with most of its second left", func() error {
+		h.mu.Lock()
+		n, in := len(h.idlePolls), h.inPoll
+		h.mu.Unlock()
+		now := time.Now()
+		if in && n > begun && time.Until(now.Truncate(pollTimeout).Add(pollTimeout)) > 700*time.Millisecond {
+			return nil
+		}
+		begun = n
+		return fmt.Errorf("%d Polls, in a Poll: %v", n, in)
+	})
+	stopAt := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.configs.DeleteConnector(ctx, "keeper"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, "the last Poll ended by the stop", func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		last := h.idlePolls[len(h.idlePolls)-1]
+		if h.inPoll || !last.start.Before(stopAt) {
+			return fmt.Errorf("in a Poll: %v; last Poll began %v, the stop at %v", h.inPoll, last.start, stopAt)
+		}
+		current = last
+		return nil
+	})
+	if !current.cancelled || !current.end.Before(current.deadline) {
+		t.Fatalf("the Poll under way at the stop ended at %v (deadline %v), cancelled: %v; want cancelled before its deadline",
+			current.end, current.deadline, current.cancelled)
 	}
 }

@@ -65,6 +65,31 @@ type sourcePipeline struct {
 	clock sendClock
 	// values holds the values the value converter writes (chunks.go).
 	values *valueChunks
+	// keepsDeadline says that the task ends each Poll by its deadline on
+	// its own (connectors.DeadlineKeeper): its Polls get no timer.
+	keepsDeadline bool
+}
+
+// keptDeadline is the context of a Poll whose task keeps the deadline
+// itself (connectors.DeadlineKeeper): the task's context, cancelled when
+// the task stops, with the Poll's deadline and no timer. context.WithDeadline
+// would start one per Poll, and its expiry a goroutine to cancel the
+// context: at 500 idle tasks, 500 goroutines a second whose dead stacks
+// stayed until the next collection (ADR 0017, fifth round).
+type keptDeadline struct {
+	context.Context
+	at time.Time
+}
+
+func (c *keptDeadline) Deadline() (time.Time, bool) { return c.at, true }
+
+// pollContext is the context of one Poll that ends at deadline, and what
+// ends it early.
+func (p *sourcePipeline) pollContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if p.keepsDeadline {
+		return &keptDeadline{Context: ctx, at: deadline}, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 // sendClock stamps records whose source gave no timestamp with the time
@@ -227,6 +252,9 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		return fmt.Errorf("open source task: %w", err)
 	}
 	p.opened()
+	if k, ok := p.task.(connectors.DeadlineKeeper); ok {
+		p.keepsDeadline = k.KeepsPollDeadline()
+	}
 	p.lastFlush = time.Now()
 
 	// produceCtx outlives ctx: records already handed to the producer must
@@ -294,7 +322,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		pctx, cancel := context.WithDeadline(ctx, pollDeadline(time.Now(), p.pollTimeout()))
+		pctx, cancel := p.pollContext(ctx, pollDeadline(time.Now(), p.pollTimeout()))
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
