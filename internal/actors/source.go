@@ -75,7 +75,7 @@ type sourcePipeline struct {
 // the task stops, with the Poll's deadline and no timer. context.WithDeadline
 // would start one per Poll, and its expiry a goroutine to cancel the
 // context: at 500 idle tasks, 500 goroutines a second whose dead stacks
-// stayed until the next collection (ADR 0017, fifth round).
+// stayed until the next collection (ADR 0017, sixth round).
 type keptDeadline struct {
 	context.Context
 	at time.Time
