@@ -3,6 +3,7 @@ package connectors
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -199,6 +200,21 @@ type RecordBorrower interface {
 type DeadlineKeeper interface {
 	KeepsPollDeadline() bool
 }
+
+// KeptDeadline is the context the runtime gives a DeadlineKeeper's Poll:
+// ctx, which ends only when the task stops, with deadline as its Deadline
+// and no timer behind it. A test that polls a task as the runtime does
+// uses it too (connectors/conformance does).
+func KeptDeadline(ctx context.Context, deadline time.Time) context.Context {
+	return &keptDeadline{Context: ctx, at: deadline}
+}
+
+type keptDeadline struct {
+	context.Context
+	at time.Time
+}
+
+func (c *keptDeadline) Deadline() (time.Time, bool) { return c.at, true }
 
 // SinkTaskContext is the runtime as a SinkTask sees it.
 type SinkTaskContext interface {

@@ -296,7 +296,7 @@ func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*conne
 		keeps = true
 		var inner context.Context
 		inner, cancel = context.WithCancel(context.Background())
-		ctx = &keptDeadline{Context: inner, at: time.Now().Add(wait)}
+		ctx = connectors.KeptDeadline(inner, time.Now().Add(wait))
 		watchdog := time.AfterFunc(wait+3*deadlineSlack, cancel)
 		defer watchdog.Stop()
 	} else {
@@ -338,12 +338,3 @@ func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*conne
 	}
 	return recs
 }
-
-// keptDeadline is the runtime's context for a Poll whose task keeps its
-// deadline: the deadline, and no expiry.
-type keptDeadline struct {
-	context.Context
-	at time.Time
-}
-
-func (c *keptDeadline) Deadline() (time.Time, bool) { return c.at, true }

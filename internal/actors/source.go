@@ -70,24 +70,15 @@ type sourcePipeline struct {
 	keepsDeadline bool
 }
 
-// keptDeadline is the context of a Poll whose task keeps the deadline
-// itself (connectors.DeadlineKeeper): the task's context, cancelled when
-// the task stops, with the Poll's deadline and no timer. context.WithDeadline
-// would start one per Poll, and its expiry a goroutine to cancel the
-// context: at 500 idle tasks, 500 goroutines a second whose dead stacks
-// stayed until the next collection (ADR 0017, sixth round).
-type keptDeadline struct {
-	context.Context
-	at time.Time
-}
-
-func (c *keptDeadline) Deadline() (time.Time, bool) { return c.at, true }
-
 // pollContext is the context of one Poll that ends at deadline, and what
-// ends it early.
+// ends it early. A task that keeps its deadline itself gets no timer
+// (connectors.KeptDeadline): context.WithDeadline would start one per Poll,
+// and its expiry a goroutine to cancel the context; at 500 idle tasks, 500
+// goroutines a second whose dead stacks stayed until the next collection
+// (ADR 0017, sixth round).
 func (p *sourcePipeline) pollContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
 	if p.keepsDeadline {
-		return &keptDeadline{Context: ctx, at: deadline}, func() {}
+		return connectors.KeptDeadline(ctx, deadline), func() {}
 	}
 	return context.WithDeadline(ctx, deadline)
 }

@@ -538,9 +538,6 @@ func (m *Member) exchange(ctx context.Context, generation int32, memberID string
 // way to the coordinator. Such answers are no contact: the member has not
 // joined.
 func (m *Member) keepAlive(ctx context.Context, generation int32, memberID string, watch bool) error {
-	if memberID == "" && !watch {
-		return nil
-	}
 	t := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer t.Stop()
 	instance := m.cfg.WorkerID
