@@ -209,6 +209,20 @@ func KeptDeadline(ctx context.Context, deadline time.Time) context.Context {
 	return &keptDeadline{Context: ctx, at: deadline}
 }
 
+// IdleReturner is implemented by source tasks whose Poll returns no records at
+// once, rather than waiting, when it expects none before its context's
+// deadline (a task may still wait for something due sooner). When
+// ReturnsWhenIdle reports true (the runtime asks once, after Open), a Poll
+// that returns no records is followed by a nap until that Poll's deadline, as
+// if the task had waited it out, and the runtime holds no goroutine for the
+// task meanwhile: an idle task costs no stack (ADR 0027). Records that become
+// available during the nap are polled at its end, at most a poll timeout
+// (1 s) later, as Connect's FileStreamSource waits a second when it finds
+// nothing. A stop ends the nap at once.
+type IdleReturner interface {
+	ReturnsWhenIdle() bool
+}
+
 type keptDeadline struct {
 	context.Context
 	at time.Time

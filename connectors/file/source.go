@@ -78,8 +78,12 @@ type SourceTask struct {
 	nextLook   time.Time     // when the task reads again; zero: now
 	lookSlack  time.Duration // how far from nextLook a look may move to save a wake-up (Poll)
 	timer      *time.Timer   // sleep's, reused from Poll to Poll
-	scanned    int           // bytes of the pending data known to hold no complete line end
-	pos        int64         // file position of buf[start]
+	// returnsWhenIdle: the task told the runtime that its Poll returns at
+	// once when it has nothing (ReturnsWhenIdle), and the runtime naps
+	// until the Poll's deadline instead of the task sleeping.
+	returnsWhenIdle bool
+	scanned         int   // bytes of the pending data known to hold no complete line end
+	pos             int64 // file position of buf[start]
 	// stdinOffset is the offset of every line read from standard input.
 	stdinOffset map[string]any
 	// text is the pending bytes of one poll as a string, from file
@@ -246,6 +250,19 @@ func pathError(what, path string, err error) error {
 // and a stream is waited for on a channel beside the timer.
 func (t *SourceTask) KeepsPollDeadline() bool { return true }
 
+// ReturnsWhenIdle says that Poll returns at once when no look at the file is
+// due before its deadline (connectors.IdleReturner): the runtime then naps
+// until the deadline and holds no goroutine for the task meanwhile. An idle
+// task looks once a second, so each of its Polls returns at once. A stream
+// (stdin, a FIFO) is read by a goroutine of its own and waited for in Poll,
+// so that a line is delivered when it arrives; a path that turns out to be
+// a stream only once it appears is polled when the runtime's nap ends,
+// within a second, as Connect's task looks again after a second.
+func (t *SourceTask) ReturnsWhenIdle() bool {
+	t.returnsWhenIdle = t.stream == nil
+	return t.returnsWhenIdle
+}
+
 func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	if t.closed {
 		return nil, errors.New("file source: poll after close")
@@ -269,6 +286,14 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, erro
 			wake := t.nextLook
 			if deadline.Sub(wake) <= t.lookSlack {
 				wake = deadline
+			}
+			if t.returnsWhenIdle && !wake.Before(deadline) {
+				// No look due before the deadline: the runtime naps
+				// until it, and the look is made at the next Poll.
+				// A look due sooner (a file read a moment ago is
+				// looked at again after 50 ms, 100 ms, ...) is
+				// waited for here.
+				return nil, nil
 			}
 			if !t.sleep(ctx, deadline, time.Until(wake)) {
 				// The Poll is over. Unless it was cancelled, a look

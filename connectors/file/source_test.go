@@ -110,11 +110,18 @@ func TestSourceUnreadablePath(t *testing.T) {
 		if err := os.Mkdir(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := task.Poll(ctx)
+		// The next look, a second after the last, finds the directory:
+		// at the end of a Poll that waits, or at the start of the Poll
+		// after the runtime's nap for a task that returns when idle.
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, err = task.Poll(ctx)
+			<-ctx.Done() // a Poll that returned at once: the runtime's nap
+			cancel()
+		}
 		if err == nil || !strings.Contains(err.Error(), path) {
-			t.Fatalf("Poll once the path is a directory: %v, want an error naming %s", err, path)
+			t.Fatalf("Polls once the path is a directory: %v, want an error naming %s", err, path)
 		}
 	})
 	t.Run("unreadable path", func(t *testing.T) {
@@ -388,31 +395,79 @@ func TestSourceAllocatesNoBufferBeforeTheFirstLine(t *testing.T) {
 	}
 }
 
-// Once idle, a task whose Polls of a second follow one another, as the
-// runtime calls them, looks once per Poll on the wake-up that ends it: its
-// next look is then a whole wait away. (Looking a second after the look
-// before, wherever that fell, would wake it once more inside each Poll.)
-func TestSourceIdleLooksOnTheWakeUpThatEndsAPoll(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "in.txt")
-	appendFile(t, path, "")
-	task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
-	// The back-off's 50+100+200+400+800 ms end inside the second Poll,
-	// out of step with the Polls.
-	poll(t, task, time.Second)
-	poll(t, task, time.Second)
-	for i := range 3 {
-		if recs := poll(t, task, time.Second); len(recs) != 0 {
-			t.Fatalf("poll %d: %d records from an empty file", i, len(recs))
-		}
-		// The look is made at the Poll's end, and the next is due a
-		// whole wait later: at the end of the next Poll.
-		if next := time.Until(task.nextLook); next < 900*time.Millisecond {
-			t.Fatalf("poll %d: next look in %v: it would wake the task inside the next Poll", i, next)
-		}
+// pollAsRuntime makes one Poll of wait as the runtime does (with a
+// deadline the task keeps itself) and returns its records, how long the Poll
+// itself took, and how far away the task's next look was when it returned.
+// Then, for a task that returned at once, it naps until the deadline.
+func pollAsRuntime(t *testing.T, task *SourceTask, wait time.Duration) ([]*connectors.SourceRecord, time.Duration, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(wait)
+	recs, err := task.Poll(connectors.KeptDeadline(context.Background(), deadline))
+	took, next := time.Since(start), time.Until(task.nextLook)
+	if err != nil {
+		t.Fatalf("Poll: %v", err)
 	}
-	appendFile(t, path, "a\n")
-	if got := values(poll(t, task, time.Second)); strings.Join(got, ",") != "a" {
-		t.Fatalf("a line appended to an idle file: %q within a Poll of a second, want [a]", got)
+	if len(recs) == 0 {
+		time.Sleep(time.Until(deadline))
+	}
+	return recs, took, next
+}
+
+// Once idle, a task whose Polls of a second follow one another, as the
+// runtime calls them, wakes up once per Poll. A task that waits in Poll looks
+// on the wake-up that ends it, and its next look is then a whole wait away
+// (looking a second after the look before, wherever that fell, would wake
+// it once more inside each Poll). A task that returns when idle
+// (ReturnsWhenIdle) looks when the runtime's nap ends, at the start of a
+// Poll, and returns without waiting.
+func TestSourceIdleLooksOnTheWakeUpThatEndsAPoll(t *testing.T) {
+	for _, returns := range []bool{false, true} {
+		t.Run(fmt.Sprintf("returns when idle %v", returns), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "in.txt")
+			appendFile(t, path, "")
+			task := openSource(t, newLogContext(t), map[string]string{"file": path, "topic": "t"})
+			if got := task.ReturnsWhenIdle(); got != true {
+				t.Fatalf("ReturnsWhenIdle of a regular file: %v", got)
+			}
+			task.returnsWhenIdle = returns
+			// The back-off's 50+100+200+400+800 ms end inside the
+			// second Poll, out of step with the Polls.
+			pollAsRuntime(t, task, time.Second)
+			pollAsRuntime(t, task, time.Second)
+			looks := 0
+			for i := range 3 {
+				before := task.nextLook
+				recs, took, next := pollAsRuntime(t, task, time.Second)
+				if len(recs) != 0 {
+					t.Fatalf("poll %d: %d records from an empty file", i, len(recs))
+				}
+				if !task.nextLook.Equal(before) {
+					looks++
+					// The next look is due a whole wait later: on the
+					// wake-up that ends the next Poll, or that starts
+					// the one after it.
+					if next < 900*time.Millisecond {
+						t.Fatalf("poll %d: next look in %v: it would wake the task inside the next Poll", i, next)
+					}
+				}
+				if returns && took > 500*time.Millisecond {
+					t.Fatalf("poll %d took %v of its second: a task that returns when idle waited", i, took)
+				}
+			}
+			if looks < 2 {
+				t.Fatalf("%d looks in 3 idle Polls of a second, want 2 or 3", looks)
+			}
+			appendFile(t, path, "a\n")
+			var got []string
+			for i := 0; i < 2 && len(got) == 0; i++ {
+				recs, _, _ := pollAsRuntime(t, task, time.Second)
+				got = values(recs)
+			}
+			if strings.Join(got, ",") != "a" {
+				t.Fatalf("a line appended to an idle file: %q within two Polls of a second, want [a]", got)
+			}
+		})
 	}
 }
 

@@ -180,7 +180,10 @@ type hooks struct {
 	idlePolls  []pollSpan // the Polls made once records were all sent
 	// keeps makes the task a connectors.DeadlineKeeper: an idle Poll
 	// waits on a timer of its own for its deadline.
-	keeps   bool
+	keeps bool
+	// returns makes the task a connectors.IdleReturner: an idle Poll
+	// returns at once, and the runtime naps until its deadline.
+	returns bool
 	pollGap time.Duration // each Poll after the first waits this long before its records
 	polls   int           // Polls made
 	inPoll  bool          // a Poll is running
@@ -323,7 +326,12 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 	if records > 0 && s.next >= records {
 		span := pollSpan{start: time.Now()}
 		span.deadline, _ = ctx.Deadline()
-		if s.keepsDeadline() {
+		s.h.mu.Lock()
+		returns := s.h.returns
+		s.h.mu.Unlock()
+		if returns {
+			// Nothing: back at once, the runtime naps.
+		} else if s.keepsDeadline() {
 			tm := time.NewTimer(time.Until(span.deadline))
 			select {
 			case <-ctx.Done():
@@ -359,6 +367,12 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 }
 
 func (s *testSourceTask) KeepsPollDeadline() bool { return s.keepsDeadline() }
+
+func (s *testSourceTask) ReturnsWhenIdle() bool {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return s.h.returns
+}
 
 func (s *testSourceTask) keepsDeadline() bool {
 	s.h.mu.Lock()

@@ -35,6 +35,7 @@ type taskRun struct {
 	// txnContext is what TransactionContext gives a source task that
 	// defines its transactions; nil otherwise.
 	txnContext connectors.TransactionContext
+	napState
 }
 
 // codec is what a task's records go through between the task and Kafka:
@@ -53,13 +54,17 @@ type pipeline interface {
 	run(ctx context.Context) error
 }
 
+// run builds the task's pipeline and runs it. What it sets up is undone
+// when the run ends (atEnd, taskRun.drive), not when run returns: a
+// napping source returns errNapping and goes on later on another goroutine
+// (nap.go).
 func (r *taskRun) run(ctx context.Context) error {
 	p, kind, closeChain, err := r.build()
 	if err != nil {
 		return err
 	}
-	defer closeChain()
-	defer r.record(kind)()
+	r.atEnd(closeChain)
+	r.atEnd(r.record(kind))
 	return p.run(ctx)
 }
 

@@ -158,6 +158,8 @@ type Runtime struct {
 	system *actor.ActorSystem
 	worker *actor.PID
 	leases *leases
+	// naps resumes idle source tasks whose Polls return at once (nap.go).
+	naps *napRoom
 	// producers are the connectors' own producers (clients.go).
 	producers ownProducers
 
@@ -181,7 +183,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(routine{slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})})
 	}))
-	r := &Runtime{opts: opts, system: system, leases: newLeases(), live: map[string]int{}}
+	r := &Runtime{opts: opts, system: system, leases: newLeases(), naps: newNapRoom(), live: map[string]int{}}
 	props, mailbox := r.propsOf(func() actor.Actor { return newWorkerActor(r) })
 	pid, err := system.Root.SpawnNamed(props, "worker")
 	if err != nil {

@@ -6,16 +6,10 @@ import (
 	"runtime/debug"
 )
 
-// goSafe runs fn on a goroutine of its own and reports its end through done:
-// nil when it returned nil, else a *failure with the trace. A panic inside fn
-// (that is, inside connector code) becomes such a failure too, so it can never
-// take the worker down (invariants 5 and 8).
-func goSafe(ctx context.Context, fn func(context.Context) error, done func(*failure)) {
-	go func() {
-		done(runSafe(ctx, fn))
-	}()
-}
-
+// runSafe runs fn and returns nil when it returned nil, else a *failure with
+// the trace. A panic inside fn (that is, inside connector code) becomes such
+// a failure too, so it can never take the worker down (invariants 5 and 8).
+// A task's goroutines run its code through it (taskRun.drive).
 func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
 	defer func() {
 		if r := recover(); r != nil {

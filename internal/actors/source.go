@@ -68,6 +68,15 @@ type sourcePipeline struct {
 	// keepsDeadline says that the task ends each Poll by its deadline on
 	// its own (connectors.DeadlineKeeper): its Polls get no timer.
 	keepsDeadline bool
+	// naps says that the task's Poll returns at once when it has nothing
+	// (connectors.IdleReturner): the loop then naps until the Poll's
+	// deadline with no goroutine (nap.go).
+	naps bool
+	// produceCtx is the context the producer honours for the task's
+	// records: it outlives the task's, so that records already handed
+	// to the producer are still acknowledged while the task drains.
+	produceCtx  context.Context
+	stopProduce context.CancelFunc
 }
 
 // pollContext is the context of one Poll that ends at deadline, and what
@@ -171,7 +180,9 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 			}
 			return err
 		}
-		defer p.txn.client.Close()
+		p.atEnd(p.txn.client.Close)
+		// An exactly-once task never naps (loop), so run returns its
+		// error at the run's end.
 		defer func() {
 			if isFenced(err) {
 				err = &fencedError{txnID: p.txn.txnID, err: err}
@@ -194,7 +205,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		defer release()
+		p.atEnd(release)
 		p.producer = producer
 	}
 	if p.keys.TopicCreation.Enabled {
@@ -202,7 +213,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		defer closeAdmin()
+		p.atEnd(closeAdmin)
 		p.admin = admin
 	}
 	p.tracker = newOffsetTracker()
@@ -231,11 +242,11 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	// Open returns.
 	err = p.task.Open(octx, taskContext{p.taskRun}, maps.Clone(p.taskConfig))
 	cancel()
-	defer func() {
+	p.atEnd(func() {
 		if cerr := p.task.Close(); cerr != nil {
 			p.log.Warn().Err(cerr).Msg("source task close failed")
 		}
-	}()
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -246,16 +257,31 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	if k, ok := p.task.(connectors.DeadlineKeeper); ok {
 		p.keepsDeadline = k.KeepsPollDeadline()
 	}
+	if k, ok := p.task.(connectors.IdleReturner); ok && p.txn == nil {
+		// An exactly-once task's transaction and its error wrapping
+		// (above) live on this goroutine: it does not nap.
+		p.naps = k.ReturnsWhenIdle()
+	}
 	p.lastFlush = time.Now()
 
 	// produceCtx outlives ctx: records already handed to the producer must
 	// still be acknowledged while the task drains at shutdown.
-	produceCtx, stopProduce := context.WithCancel(context.Background())
-	defer stopProduce()
+	p.produceCtx, p.stopProduce = context.WithCancel(context.Background())
+	p.atEnd(p.stopProduce)
+	p.resume = p.pollOn
+	return p.pollOn(ctx)
+}
 
-	loopErr := p.loop(ctx, produceCtx)
+// pollOn runs the poll loop from its top to the pipeline's end, or until
+// the task naps (errNapping): after a nap it is called again on a new
+// goroutine (nap.go).
+func (p *sourcePipeline) pollOn(ctx context.Context) error {
+	loopErr := p.loop(ctx, p.produceCtx)
+	if loopErr == errNapping {
+		return loopErr
+	}
 	if p.txn != nil {
-		return p.finishTransactions(ctx, loopErr, stopProduce)
+		return p.finishTransactions(ctx, loopErr, p.stopProduce)
 	}
 
 	// Drain: wait for the acks of what was produced, then flush what they
@@ -268,7 +294,7 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	if err := p.tracker.drain(dctx); err != nil {
 		p.log.Warn().Int("in_flight", p.tracker.inFlight()).Msg("records still unacknowledged at shutdown; their offsets are not committed")
 	}
-	stopProduce()
+	p.stopProduce()
 	if err := p.flush(dctx); err != nil && loopErr == nil {
 		loopErr = err
 	}
@@ -313,7 +339,8 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
-		pctx, cancel := p.pollContext(ctx, pollDeadline(time.Now(), p.pollTimeout()))
+		deadline := pollDeadline(time.Now(), p.pollTimeout())
+		pctx, cancel := p.pollContext(ctx, deadline)
 		var batch []*connectors.SourceRecord
 		pollStart := time.Now()
 		err := retryCall(ctx, p.log, p.rec, "poll", p.keys.RetryDelayMax, func() (err error) {
@@ -347,6 +374,13 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 		}
 		if err := p.batchBoundary(ctx, len(batch) > 0); err != nil {
 			return err
+		}
+		if len(batch) == 0 && p.naps && ctx.Err() == nil && time.Now().Before(deadline) {
+			// The task returned at once with nothing: it naps until
+			// the Poll's deadline with no goroutine, and the loop goes
+			// on from its top (nap.go, ADR 0027).
+			p.napUntil = deadline
+			return errNapping
 		}
 	}
 }

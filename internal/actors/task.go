@@ -84,16 +84,17 @@ func (a *taskActor) start(c actor.Context, ctx context.Context, gen int) {
 		opened: func() { root.Send(self, &pipelineOpened{gen: gen}) },
 	}
 	key := taskKey(a.id)
-	goSafe(ctx, func(ctx context.Context) error {
+	run.launch(ctx, func(f *failure) { root.Send(self, &pipelineEnded{gen: gen, f: f}) }, func(ctx context.Context) error {
 		// Invariant 4 (one worker): the previous instance of this task
 		// must have stopped, offsets flushed, before this one opens.
+		// Released when the run ends, the last of what it undoes.
 		release, err := a.rt.leases.acquire(ctx, key)
 		if err != nil {
 			return nil
 		}
-		defer release()
+		run.atEnd(release)
 		return run.run(ctx)
-	}, func(f *failure) { root.Send(self, &pipelineEnded{gen: gen, f: f}) })
+	})
 }
 
 // gate pauses a pipeline between batches without stopping it.
