@@ -20,9 +20,9 @@ import (
 // taskRun.napUntil.
 var errNapping = errors.New("task napping")
 
-// napHandOff is how long the nap room waits for a resumed task to nap again
-// or end before it resumes the next one anyway: a task that found records
-// goes on, on its goroutine, while the others are resumed.
+// napHandOff is how long the nap room lets a resumed task run on its
+// goroutine before another goroutine resumes the rest of the tasks due: a
+// task that found records, or waits for something, goes on where it is.
 const napHandOff = 10 * time.Millisecond
 
 // napState is the part of a taskRun that naps.
@@ -65,27 +65,24 @@ func (r *taskRun) end() (f *failure) {
 // launch starts the run on a goroutine of its own.
 func (r *taskRun) launch(ctx context.Context, done func(*failure), step func(context.Context) error) {
 	r.ctx, r.done = ctx, done
-	go r.drive(step, nil)
+	go r.drive(step)
 }
 
 // drive runs step, a stretch of the task's run, on the calling goroutine:
-// the start, or the rest after a nap. When step naps the goroutine leaves
-// the run to the nap room; otherwise the run ends here, what it set up is
-// undone, and its end is reported (a panic in the task's code too, as a
-// failure: invariants 5 and 8). settled, when set, is told either way.
-func (r *taskRun) drive(step func(context.Context) error, settled chan<- struct{}) {
+// the start, or the rest after a nap. When step naps, drive leaves the run
+// to the nap room and returns; otherwise the run ends here, what it set up
+// is undone, and its end is reported (a panic in the task's code too, as a
+// failure: invariants 5 and 8).
+func (r *taskRun) drive(step func(context.Context) error) {
 	f := runSafe(r.ctx, step)
 	if f != nil && errors.Is(f.err, errNapping) {
 		r.nap()
-	} else {
-		if ef := r.end(); f == nil {
-			f = ef
-		}
-		r.done(f)
+		return
 	}
-	if settled != nil {
-		settled <- struct{}{}
+	if ef := r.end(); f == nil {
+		f = ef
 	}
+	r.done(f)
 }
 
 // nap leaves the run to the nap room until napUntil, or until the task
@@ -108,15 +105,15 @@ func (r *taskRun) nap() {
 // wakeForStop resumes a napping run at once: it stops.
 func (r *taskRun) wakeForStop() {
 	if r.napping.CompareAndSwap(true, false) {
-		go r.drive(r.resume, nil)
+		go r.drive(r.resume)
 	}
 }
 
 // napRoom resumes napping tasks when their naps end. The tasks due at one
-// moment share one timer, and they are resumed one after another, each on
-// a goroutine of its own that ends when it naps again: idle tasks' Polls end
-// on a shared grid (pollDeadline), and 500 goroutines started at once would
-// hold 500 stacks at the same moment.
+// moment share one timer, and its goroutine resumes them one after another,
+// each on that goroutine until it naps again: idle tasks' Polls end on a
+// shared grid (pollDeadline), and a goroutine started for each would hold a
+// stack each at the same moment, grown anew at each wake-up.
 type napRoom struct {
 	mu  sync.Mutex
 	due map[int64][]*taskRun
@@ -136,31 +133,51 @@ func (n *napRoom) add(r *taskRun, at time.Time) {
 	}
 }
 
-// wake resumes the tasks whose naps end at key, one after another: it
-// waits for each to nap again or end, for at most napHandOff.
+// wake resumes the tasks whose naps end at key.
 func (n *napRoom) wake(key int64) {
 	n.mu.Lock()
 	list := n.due[key]
 	delete(n.due, key)
 	n.mu.Unlock()
-	var wait *time.Timer
-	for _, r := range list {
+	n.resume(&wakeList{runs: list})
+}
+
+// wakeList is the tasks due at one moment, taken one at a time by the
+// goroutine that resumes them.
+type wakeList struct {
+	mu   sync.Mutex
+	runs []*taskRun
+}
+
+func (w *wakeList) take() *taskRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.runs) == 0 {
+		return nil
+	}
+	r := w.runs[0]
+	w.runs = w.runs[1:]
+	return r
+}
+
+// resume runs the tasks of w, one after another, on this goroutine. When
+// one is still running after napHandOff (it found records, or waits), a new
+// goroutine takes over the rest of w, and this one stays with that task
+// until it naps or ends.
+func (n *napRoom) resume(w *wakeList) {
+	var handOff *time.Timer
+	for r := w.take(); r != nil; r = w.take() {
 		if !r.napping.CompareAndSwap(true, false) {
 			continue // woken for its stop already
 		}
-		settled := make(chan struct{}, 1)
-		go r.drive(r.resume, settled)
-		if wait == nil {
-			wait = time.NewTimer(napHandOff)
+		if handOff == nil {
+			handOff = time.AfterFunc(napHandOff, func() { n.resume(w) })
 		} else {
-			wait.Reset(napHandOff)
+			handOff.Reset(napHandOff)
 		}
-		select {
-		case <-settled:
-		case <-wait.C:
+		r.drive(r.resume)
+		if !handOff.Stop() {
+			return // the rest of w went on without this goroutine
 		}
-	}
-	if wait != nil {
-		wait.Stop()
 	}
 }

@@ -193,6 +193,50 @@ func TestPanicAfterANapIsTheRunsFailure(t *testing.T) {
 	}
 }
 
+// Tasks due at the same moment are resumed one after another on one
+// goroutine; one that goes on (it found records, or waits) does not hold up
+// the others: they are resumed on another goroutine after napHandOff.
+func TestNapRoomHandsOffATaskThatGoesOn(t *testing.T) {
+	room := newNapRoom()
+	at := time.Now().Add(50 * time.Millisecond)
+	bResumed := make(chan struct{})
+	a, b := newNapRun(), newNapRun()
+	a.rt.naps, b.rt.naps = room, room
+	a.resume = func(context.Context) error {
+		select {
+		case <-bResumed:
+			return nil
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("b was not resumed while a went on")
+		}
+	}
+	b.resume = func(context.Context) error {
+		close(bResumed)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, n := range []*napRun{a, b} {
+		n.launch(ctx, n.done, func(context.Context) error {
+			n.napUntil = at
+			return errNapping
+		})
+		// a is first in line: it naps before b is started.
+		testutil.Eventually(t, 10*time.Second, "napping", func() error {
+			if !n.napping.Load() {
+				return fmt.Errorf("not napping yet")
+			}
+			return nil
+		})
+	}
+	if f := a.waitEnd(t, 30*time.Second); f != nil {
+		t.Fatalf("a: %v", f.err)
+	}
+	if f := b.waitEnd(t, 10*time.Second); f != nil {
+		t.Fatalf("b: %v", f.err)
+	}
+}
+
 // sourceLoops counts the goroutines in a source pipeline's poll loop.
 func sourceLoops() int {
 	buf := make([]byte, 1<<20)
