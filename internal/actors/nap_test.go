@@ -297,6 +297,16 @@ func TestIdleTasksNapWithoutAGoroutine(t *testing.T) {
 		}
 		return nil
 	})
+	// A nap is not an end: no napping task was closed.
+	for _, name := range names {
+		h := hooksFor(name)
+		h.mu.Lock()
+		closed := h.closed
+		h.mu.Unlock()
+		if closed != 0 {
+			t.Fatalf("%s closed %d times while it napped", name, closed)
+		}
+	}
 	// An idle Poll of a napper returns at once, and the next one comes
 	// at its deadline, not before.
 	h := hooksFor("napper-0")

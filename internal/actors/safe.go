@@ -17,6 +17,9 @@ func runSafe(ctx context.Context, fn func(context.Context) error) (f *failure) {
 		}
 	}()
 	if err := fn(ctx); err != nil {
+		if err == errNapping {
+			return napped
+		}
 		return &failure{err: err, trace: err.Error()}
 	}
 	return nil

@@ -273,8 +273,8 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 }
 
 // pollOn runs the poll loop from its top to the pipeline's end, or until
-// the task naps (errNapping): after a nap it is called again on a new
-// goroutine (nap.go).
+// the task naps (errNapping): after a nap it is called again, on the nap
+// room's goroutine or, for a stop, on one of its own (nap.go).
 func (p *sourcePipeline) pollOn(ctx context.Context) error {
 	loopErr := p.loop(ctx, p.produceCtx)
 	if loopErr == errNapping {
