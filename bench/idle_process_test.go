@@ -363,8 +363,11 @@ func TestIdleWorkerBenchSmoke(t *testing.T) {
 	if r.full.rss == 0 || r.empty.rss == 0 || r.full.cpuPct < 0 || r.empty.liveHeap <= 0 || r.full.liveHeap <= 0 {
 		t.Fatalf("implausible figures: %+v", r)
 	}
-	if added := r.full.goroutines - r.empty.goroutines; added < 3 {
-		t.Fatalf("3 connectors added %.0f goroutines, fewer than their 3 tasks", added)
+	// Read from the worker's /metrics. Idle file tasks nap between their
+	// Polls with no goroutine (ADR 0027), but a task that has just started
+	// may still be in its first Poll's back-off: no count is asserted.
+	if r.full.goroutines <= 0 || r.empty.goroutines <= 0 {
+		t.Fatalf("goroutines not read: %+v", r)
 	}
 	t.Log("\n" + idleWorkerTable([]idleWorkerRun{r}))
 }
