@@ -14,6 +14,18 @@
 // may give it as SourceRecord.OffsetKey and OffsetInt instead of a map per
 // record (docs/adr/0020-integer-source-offsets.md).
 //
+// Beyond the required methods, a task may implement small optional interfaces,
+// each a promise the runtime asks about once and then relies on: a sink task
+// PartitionAware (partitions assigned and revoked), PreCommitter (it buffers,
+// and says which offsets are safe) and RecordBorrower (it keeps nothing of a
+// batch after Write); a source task DeadlineKeeper (its Poll ends by its
+// deadline on its own timer) and IdleReturner (its Poll returns at once when
+// it has nothing, and the runtime naps with no goroutine for it meanwhile:
+// docs/adr/0027-idle-tasks-nap-without-a-goroutine.md). The conformance suite
+// (connectors/conformance) calls a task through PartitionAware, PreCommitter,
+// DeadlineKeeper and IdleReturner as the runtime does, and fails a
+// DeadlineKeeper whose Poll outlives its deadline.
+//
 // Keep this package small and stable: every built-in connector and every
 // connector written outside this repository depends on it.
 package connectors
