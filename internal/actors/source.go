@@ -276,12 +276,12 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 // the task naps (errNapping): after a nap it is called again, on the nap
 // room's goroutine or, for a stop, on one of its own (nap.go).
 func (p *sourcePipeline) pollOn(ctx context.Context) error {
-	loopErr := p.loop(ctx, p.produceCtx)
+	loopErr := p.loop(ctx)
 	if loopErr == errNapping {
 		return loopErr
 	}
 	if p.txn != nil {
-		return p.finishTransactions(ctx, loopErr, p.stopProduce)
+		return p.finishTransactions(ctx, loopErr)
 	}
 
 	// Drain: wait for the acks of what was produced, then flush what they
@@ -301,7 +301,7 @@ func (p *sourcePipeline) pollOn(ctx context.Context) error {
 	return loopErr
 }
 
-func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
+func (p *sourcePipeline) loop(ctx context.Context) error {
 	flushEvery := p.rt.opts.OffsetFlushInterval
 	for {
 		if err := p.tracker.failure(); err != nil {
@@ -366,7 +366,7 @@ func (p *sourcePipeline) loop(ctx, produceCtx context.Context) error {
 			// they are acknowledged, the task no longer does.
 			p.values.idle()
 		}
-		if err := p.sendBatch(ctx, produceCtx, batch); err != nil {
+		if err := p.sendBatch(ctx, p.produceCtx, batch); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopping: the rest of the batch was not produced
 			}
@@ -868,7 +868,7 @@ func (p *sourcePipeline) endBoundary(ctx context.Context, commit bool) error {
 // connector asked for a commit, as Connect's CONNECTOR boundary manager
 // does: the connector alone knows whether what is open is whole (a
 // half-read snapshot committed would be read again by the next instance).
-func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, stopProduce func()) error {
+func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error) error {
 	if loopErr == nil {
 		dctx, cancel := context.WithTimeout(context.Background(), p.rt.opts.ShutdownTimeout)
 		if p.connectorWantsAbort() {
@@ -884,7 +884,7 @@ func (p *sourcePipeline) finishTransactions(ctx context.Context, loopErr error, 
 	if loopErr != nil {
 		p.abandonTransaction()
 	}
-	stopProduce()
+	p.stopProduce()
 	if ctx.Err() != nil && !isFenced(loopErr) {
 		return nil // stopping: what did not commit is read again
 	}
