@@ -49,7 +49,22 @@ type Arena struct {
 	// chunk of the last value kept, 0 when it has an allocation of its
 	// own.
 	gen, lastGen uint64
+	// chunks, when set (TakeChunksFrom), gives the chunks values are
+	// written into in place of fresh allocations.
+	chunks func() []byte
 }
+
+// TakeChunksFrom has the arena write values (FromConnectArena) into
+// chunks get returns, each empty with capacity ArenaChunk, instead of
+// allocating them: a source task whose values are done with once Kafka
+// acknowledged them hands a chunk out again once no value in it is in
+// flight (ADR 0028). Strings (String) still get chunks of their own: a
+// sink task keeps them as long as it likes.
+func (a *Arena) TakeChunksFrom(get func() []byte) { a.chunks = get }
+
+// NewChunk returns an empty chunk of capacity ArenaChunk whose bytes are
+// not cleared, for a TakeChunksFrom source with none to hand out again.
+func NewChunk() []byte { return freshChunk() }
 
 // LastChunk says which chunk the last value written into the arena is
 // in: chunks are numbered from 1 as the arena makes them, and 0 means an
@@ -83,7 +98,11 @@ func (a *Arena) room() []byte {
 		return make([]byte, 0, a.last+64)
 	}
 	if cap(a.chunk)-len(a.chunk) < 2*a.last+64 {
-		a.chunk = freshChunk()
+		if a.chunks != nil {
+			a.chunk = a.chunks()
+		} else {
+			a.chunk = freshChunk()
+		}
 		a.gen++
 	}
 	a.inChunk = true

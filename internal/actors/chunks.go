@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/sluice-io/sluice/connectors"
@@ -35,6 +36,10 @@ type valueChunks struct {
 	// (or being filled), and maxPinned its bound.
 	pinned    atomic.Int64
 	maxPinned int64
+	// handed is the pin of the chunk last handed to the arena (chunk),
+	// which becomes cur when a value produced from it is the first of
+	// its chunk.
+	handed *chunkPin
 }
 
 // chunkPin counts what holds one chunk: the records produced with their
@@ -42,15 +47,49 @@ type valueChunks struct {
 // being filled. Acks subtract from it at once; the pipeline adds the
 // records it produced when the chunk stops being filled, with the bias
 // taken off, so the count reaches 0 exactly once, after both.
+//
+// The count reaching 0 also says that no value in the chunk is referenced
+// any more: the promise lets go of its record's value before it releases
+// the pin (sourcePipeline.acked), a value never produced holds no count
+// and is never read again, and franz-go is done with a record once it has
+// called its promise. The chunk, with its pin, then goes to freeChunks,
+// from which any source task's arena takes its next chunk (ADR 0028).
 type chunkPin struct {
 	live   atomic.Int64
 	pinned *atomic.Int64
+	// chunk is the chunk's whole memory.
+	chunk []byte
 }
 
 const pinBias = 1 << 40
 
+// freeChunks holds chunks (with their *chunkPin) whose values are all
+// acknowledged, for any source task to write values into again: a busy
+// task then fills the same few chunks instead of allocating 32 KiB every
+// few hundred records. A sync.Pool, so that the collector empties it
+// when the tasks stop producing: an idle worker holds no free chunk.
+var freeChunks sync.Pool
+
+// chunksReused counts the chunks handed out again from freeChunks, for
+// tests.
+var chunksReused atomic.Uint64
+
 func newValueChunks(c converters.Converter, bufferMemory int64) *valueChunks {
-	return &valueChunks{writer: arenaConverterOf(c), maxPinned: max(4, bufferMemory/8/converters.ArenaChunk)}
+	v := &valueChunks{writer: arenaConverterOf(c), maxPinned: max(4, bufferMemory/8/converters.ArenaChunk)}
+	v.arena.TakeChunksFrom(v.chunk)
+	return v
+}
+
+// chunk hands the arena its next chunk: a free one, else a new one.
+func (v *valueChunks) chunk() []byte {
+	p, _ := freeChunks.Get().(*chunkPin)
+	if p == nil {
+		p = &chunkPin{chunk: converters.NewChunk()}
+	} else {
+		chunksReused.Add(1)
+	}
+	v.handed = p
+	return p.chunk[:0]
 }
 
 // convert is c.FromConnect, written into a chunk when it can be.
@@ -77,7 +116,16 @@ func (v *valueChunks) produced() *chunkPin {
 	}
 	if gen != v.curGen || v.cur == nil {
 		v.done()
-		v.cur = &chunkPin{pinned: &v.pinned}
+		// The value is the first produced from the chunk the arena was
+		// handed last (a chunk is handed out only when the arena moves
+		// to a new one, and idle drops the arena's chunk).
+		v.cur, v.handed = v.handed, nil
+		if v.cur == nil {
+			// Defensive, not expected: a pin without a chunk counts as
+			// before and is never handed out again.
+			v.cur = &chunkPin{}
+		}
+		v.cur.pinned = &v.pinned
 		v.cur.live.Store(pinBias)
 		v.pinned.Add(1)
 		v.curGen, v.curCount = gen, 0
@@ -109,5 +157,9 @@ func (v *valueChunks) idle() {
 func (c *chunkPin) release(delta int64) {
 	if c.live.Add(delta) == 0 {
 		c.pinned.Add(-1)
+		if c.chunk != nil {
+			c.pinned = nil
+			freeChunks.Put(c)
+		}
 	}
 }
