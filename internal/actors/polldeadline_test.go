@@ -52,7 +52,7 @@ func TestTrackerSettled(t *testing.T) {
 	a := map[string]any{"p": "a"}
 	batch := []*connectors.SourceRecord{trackerRecord(a, 1), trackerRecord(a, 2)}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	if tr.settled() {
 		t.Fatal("settled with two records in flight")
 	}
@@ -69,7 +69,7 @@ func TestTrackerSettled(t *testing.T) {
 	// Acked after a settled look: the cached answer must not hide it.
 	batch = []*connectors.SourceRecord{trackerRecord(a, 3)}
 	es = make([]pending, 1)
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	tr.ack(&es[0], nil)
 	if tr.settled() {
 		t.Fatal("settled with a new acknowledged offset not flushed")
@@ -78,7 +78,7 @@ func TestTrackerSettled(t *testing.T) {
 	stale := tr.committable()
 	batch = []*connectors.SourceRecord{trackerRecord(a, 4)}
 	es = make([]pending, 1)
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	tr.ack(&es[0], nil)
 	tr.markFlushed(stale)
 	if tr.settled() {
@@ -92,7 +92,7 @@ func TestTrackerSettled(t *testing.T) {
 	// A released record (never produced) leaves nothing to flush.
 	batch = []*connectors.SourceRecord{trackerRecord(a, 5)}
 	es = make([]pending, 1)
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	tr.release(&es[0])
 	if !tr.settled() {
 		t.Fatal("not settled after the only record in flight was released")

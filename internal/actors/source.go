@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -127,16 +128,25 @@ func (c *sendClock) expire() { c.left = 0 }
 
 // outgoing is one polled record on its way to Kafka: its offset tracker
 // token, the topic it counts as used for, and the Kafka record itself. The
-// records of one poll share one slab. It is its kgo.Record's Context (the
-// context the producer honours, produceCtx, embedded), so that the one
-// promise of the pipeline finds the record's bookkeeping without a
-// closure per record.
+// records of one poll share one slab (slabs.go). The one promise of the
+// pipeline finds a record's outgoing from the record's address
+// (outgoingOf), without a closure per record. The record's Context is the
+// pipeline's produce context, not the outgoing: franz-go may read a
+// record's Context on goroutines of its own after the promise (a new
+// topic's metadata wait, a produce ID load that picks up a record's
+// context), when the slab may already hold another poll's records.
 type outgoing struct {
-	context.Context
 	pending
 	active *topicEntry
 	pin    *chunkPin // the chunk the value is in (chunks.go), or nil
 	record kgo.Record
+}
+
+// outgoingOf is the outgoing whose record r is: r is the *kgo.Record the
+// pipeline handed to Produce, &o.record of an outgoing in a slab, and
+// franz-go gives its promise that same pointer.
+func outgoingOf(r *kgo.Record) *outgoing {
+	return (*outgoing)(unsafe.Add(unsafe.Pointer(r), -int(unsafe.Offsetof(outgoing{}.record))))
 }
 
 // pollTimeout bounds one Poll, so that a pause is never late by more than
@@ -366,7 +376,7 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 			// they are acknowledged, the task no longer does.
 			p.values.idle()
 		}
-		if err := p.sendBatch(ctx, p.produceCtx, batch); err != nil {
+		if err := p.sendBatch(ctx, batch); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopping: the rest of the batch was not produced
 			}
@@ -386,17 +396,18 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 }
 
 // sendBatch hands a poll's records to the producer in order, one
-// registration with the offset tracker and one allocation for all of them.
-// When it returns early, the records it did not hand over leave the
-// tracker's count without ever becoming committable.
-func (p *sourcePipeline) sendBatch(ctx, produceCtx context.Context, batch []*connectors.SourceRecord) error {
+// registration with the offset tracker and one slab (slabs.go) for all of
+// them. When it returns early, the records it did not hand over leave the
+// tracker's count without ever becoming committable, and the slab is
+// never handed out again.
+func (p *sourcePipeline) sendBatch(ctx context.Context, batch []*connectors.SourceRecord) error {
 	recordsMoved.Add(uint64(len(batch)))
-	out := make([]outgoing, len(batch))
-	p.tracker.addBatch(batch, func(i int) *pending { return &out[i].pending })
+	slab := getSlab(len(batch))
+	out := slab.out
+	p.tracker.addBatch(batch, func(i int) *pending { return &out[i].pending }, slab)
 	p.clock.expire() // the Poll took its time
 	for i, rec := range batch {
 		o := &out[i]
-		o.Context = produceCtx
 		if err := p.send(ctx, o, rec); err != nil {
 			p.releaseAll(out[i+1:])
 			return err
@@ -411,6 +422,7 @@ func (p *sourcePipeline) sendBatch(ctx, produceCtx context.Context, batch []*con
 			}
 		}
 	}
+	slab.filled()
 	return nil
 }
 
@@ -506,9 +518,9 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 	if waited {
 		p.clock.expire()
 	}
-	kr.Context = o
+	kr.Context = p.produceCtx
 	o.pin = p.values.produced()
-	p.producer.Produce(o.Context, kr, p.onAck)
+	p.producer.Produce(p.produceCtx, kr, p.onAck)
 	return nil
 }
 
@@ -531,10 +543,9 @@ func recordBytes(r *kgo.Record) int64 {
 	return int64(n)
 }
 
-// acked is the promise of every record the pipeline produces: r.Context is
-// the record's outgoing (send).
+// acked is the promise of every record the pipeline produces (send).
 func (p *sourcePipeline) acked(r *kgo.Record, err error) {
-	o := r.Context.(*outgoing)
+	o := outgoingOf(r)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) && !p.keys.TopicCreation.Enabled {
 		err = fmt.Errorf("%w: topic %q does not exist and the broker did not create it (auto.create.topics.enable); "+
 			"set %s and %s to have the connector create the topics it writes to",
@@ -545,20 +556,24 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
 	// The record's bytes are no longer needed, but the slab it lives in
-	// stays until every record of its poll is acknowledged: let them go
-	// now, or a poll's worth of acknowledged values would be held beyond
-	// buffer.memory.
+	// stays until the tracker is done with every record of its poll: let
+	// them go now, or a poll's worth of acknowledged values would be held
+	// beyond buffer.memory. The value's chunk may be written into again
+	// once the pin is released (ADR 0028).
 	r.Key, r.Value, r.Headers = nil, nil, nil
 	if o.pin != nil {
 		o.pin.release(-1)
 	}
+	// Read before the tracker's ack, after which the record's slab may
+	// be handed out again (slabs.go).
+	active := o.active
 	if err != nil {
 		p.produceFailed(&o.pending, r.Topic, err)
 		return
 	}
 	p.tracker.ack(&o.pending, nil)
 	p.rec.Written(true)
-	p.active.used(o.active)
+	p.active.used(active)
 }
 
 // produceFailed resolves a record Kafka did not take, as Connect's

@@ -96,8 +96,13 @@ func sameOffset(a, b trackedOffset) bool {
 }
 
 // pending is one record from addBatch to ack (or release). Its memory is the caller's, one
-// slab per poll (addBatch), so that the tracker allocates nothing per record.
+// slab per poll (addBatch), so that the tracker allocates nothing per record; the tracker
+// tells the slab when it is done with the token (ack), after which it reads it no more.
 type pending struct {
+	// slab is the memory the token is in (slabs.go), told when the
+	// tracker is done with it; nil in tests that register tokens of
+	// their own.
+	slab   *outSlab
 	part   *partTrack
 	offset trackedOffset
 	done   bool
@@ -117,21 +122,26 @@ func newOffsetTracker() *offsetTracker {
 // produced, under one lock: entry(i) is where records[i]'s token lives,
 // which its ack (or release) takes. A nil record gets no token; a record
 // without a source partition is only counted in flight.
-func (t *offsetTracker) addBatch(records []*connectors.SourceRecord, entry func(i int) *pending) {
+func (t *offsetTracker) addBatch(records []*connectors.SourceRecord, entry func(i int) *pending, slab *outSlab) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	registered := 0
 	for i, rec := range records {
 		if rec == nil {
 			continue
 		}
 		e := entry(i)
-		*e = pending{live: true}
+		*e = pending{live: true, slab: slab}
+		registered++
 		t.inflight++
 		if rec.Partition == nil {
 			continue
 		}
 		e.part, e.offset = t.partFor(rec.Partition), offsetOf(rec)
 		e.part.queue = append(e.part.queue, e)
+	}
+	if slab != nil {
+		slab.left.Add(int64(registered))
 	}
 }
 
@@ -247,16 +257,24 @@ func (t *offsetTracker) ack(e *pending, err error) {
 			// the committable offset.
 			i := 0
 			for i < len(p.queue) && p.queue[i].done {
-				if p.queue[i].offset.isSet() {
-					p.acked = p.queue[i].offset
+				q := p.queue[i]
+				if q.offset.isSet() {
+					p.acked = q.offset
 					t.clean = false
 				}
 				i++
+				// Done with q: its slab may be handed out again, so
+				// nothing of q is read after this (slabs.go).
+				if q.slab != nil {
+					q.slab.finish(-1)
+				}
 			}
 			if i > 0 {
 				clear(p.queue[:i])
 				p.queue = p.queue[i:]
 			}
+		} else if e.slab != nil {
+			e.slab.finish(-1)
 		}
 	}
 	t.wake()

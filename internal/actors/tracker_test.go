@@ -35,7 +35,7 @@ func TestTrackerBatchCommitsInOrderAndReleases(t *testing.T) {
 		trackerRecord(a, 1), nil, trackerRecord(b, 1), trackerRecord(a, 2), trackerRecord(a, 3), trackerRecord(b, 2),
 	}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	if got := tr.inFlight(); got != 5 {
 		t.Fatalf("%d in flight, want 5 (the nil record is not one)", got)
 	}
@@ -74,7 +74,7 @@ func TestTrackerFailedRecordStopsItsPartition(t *testing.T) {
 	a := map[string]any{"p": "a"}
 	batch := []*connectors.SourceRecord{trackerRecord(a, 1), trackerRecord(a, 2), trackerRecord(a, 3)}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	boom := errors.New("boom")
 	tr.ack(&es[0], nil)
 	tr.ack(&es[1], boom)
@@ -96,7 +96,7 @@ func TestTrackerPartitionsByContent(t *testing.T) {
 		trackerRecord(map[string]any{"p": "a"}, 2),
 	}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	tr.ack(&es[2], nil)
 	tr.ack(&es[1], nil)
 	if got := committedSeq(t, tr, map[string]any{"p": "a"}); got != -1 {
@@ -120,7 +120,7 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 	p := map[string]any{"p": "a"}
 	batch := []*connectors.SourceRecord{trackerRecord(p, 1), trackerRecord(p, 2), trackerRecord(p, 3), trackerRecord(p, 4)}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -179,10 +179,9 @@ func TestTrackerReserveBlocksUntilAcksMakeRoom(t *testing.T) {
 func TestAckedRecordLetsItsBytesGo(t *testing.T) {
 	p := &sourcePipeline{taskRun: &taskRun{}, tracker: newOffsetTracker()}
 	out := make([]outgoing, 2)
-	p.tracker.addBatch([]*connectors.SourceRecord{{}, {}}, func(i int) *pending { return &out[i].pending })
+	p.tracker.addBatch([]*connectors.SourceRecord{{}, {}}, func(i int) *pending { return &out[i].pending }, nil)
 	for i := range out {
 		out[i].record = kgo.Record{Key: []byte("k"), Value: []byte("v"), Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}}}
-		out[i].record.Context = &out[i]
 	}
 	p.acked(&out[0].record, nil)
 	if r := out[0].record; r.Key != nil || r.Value != nil || r.Headers != nil {
@@ -202,7 +201,7 @@ func TestTrackerDrainWaitsPastAFailure(t *testing.T) {
 	tr := newOffsetTracker()
 	part := map[string]any{"p": 0}
 	es := make([]pending, 2)
-	tr.addBatch([]*connectors.SourceRecord{trackerRecord(part, 1), trackerRecord(part, 2)}, func(i int) *pending { return &es[i] })
+	tr.addBatch([]*connectors.SourceRecord{trackerRecord(part, 1), trackerRecord(part, 2)}, func(i int) *pending { return &es[i] }, nil)
 	tr.ack(&es[1], errors.New("refused"))
 	done := make(chan error, 1)
 	go func() { done <- tr.drain(context.Background()) }()
@@ -238,7 +237,7 @@ func TestTrackerIntegerOffsets(t *testing.T) {
 	}
 	batch := []*connectors.SourceRecord{rec(10), rec(20), rec(20), rec(30)}
 	es := make([]pending, len(batch))
-	tr.addBatch(batch, func(i int) *pending { return &es[i] })
+	tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
 	committed := func() any {
 		got := tr.committable()
 		if len(got) == 0 {
