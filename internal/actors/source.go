@@ -373,8 +373,10 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 			p.rec.Polled(len(batch), time.Since(pollStart))
 		} else {
 			// Idle: the values in flight keep their chunk alive until
-			// they are acknowledged, the task no longer does.
+			// they are acknowledged, the task no longer does, nor an
+			// empty queue's array in its tracker.
 			p.values.idle()
+			p.tracker.idle()
 		}
 		if err := p.sendBatch(ctx, batch); err != nil {
 			if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -278,5 +279,83 @@ func TestTrackerIntegerOffsets(t *testing.T) {
 	tr.markFlushed(tr.committable())
 	if !tr.settled() {
 		t.Fatal("not settled after everything was flushed")
+	}
+}
+
+// A partition's queue takes its acknowledged prefix off without moving
+// along its array: in a steady state of polls acknowledged in order, the
+// tracker allocates nothing, where a queue resliced past its prefix
+// reallocated at the next append past the array's end.
+func TestTrackerQueueUsesItsArrayAgain(t *testing.T) {
+	tr := newOffsetTracker()
+	a := map[string]any{"p": "a"}
+	batch := make([]*connectors.SourceRecord, 100)
+	for i := range batch {
+		batch[i] = trackerRecord(a, i)
+	}
+	es := make([]pending, len(batch))
+	poll := func() {
+		tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
+		for i := range es {
+			tr.ack(&es[i], nil)
+		}
+	}
+	poll()
+	if allocs := testing.AllocsPerRun(100, poll); allocs != 0 {
+		t.Fatalf("%.1f allocations per poll of 100 records acknowledged in order, want 0", allocs)
+	}
+	tr.idle()
+	if q := tr.parts[`{"p":"a"}`].queue; q != nil {
+		t.Fatalf("an idle task's empty queue keeps its array (cap %d)", cap(q))
+	}
+}
+
+// Invariant 1 under the queue's reuse and compaction: acknowledgements in
+// random order over many polls, some left open for a long while; the
+// committable offset is always the end of the longest acknowledged prefix,
+// as a plain model of it says.
+func TestTrackerQueueMatchesAModelUnderRandomAcks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 5))
+	tr := newOffsetTracker()
+	a := map[string]any{"p": "a"}
+	var open []*pending
+	seqOf := map[*pending]int{}
+	acked := map[int]bool{}
+	next, committed := 0, -1
+	for range 3000 {
+		n := 1 + rng.IntN(40)
+		batch := make([]*connectors.SourceRecord, n)
+		es := make([]pending, n)
+		for i := range n {
+			batch[i] = trackerRecord(a, next+i)
+		}
+		tr.addBatch(batch, func(i int) *pending { return &es[i] }, nil)
+		for i := range es {
+			open = append(open, &es[i])
+			seqOf[&es[i]] = next + i
+		}
+		next += n
+		for k := rng.IntN(len(open) + 1); k > 0; k-- {
+			j := rng.IntN(len(open))
+			if j < len(open)/4 && rng.IntN(4) != 0 {
+				continue // the oldest records stay open longer
+			}
+			e := open[j]
+			open = append(open[:j], open[j+1:]...)
+			tr.ack(e, nil)
+			acked[seqOf[e]] = true
+		}
+		for acked[committed+1] {
+			committed++
+		}
+		if got := committedSeq(t, tr, a); got != committed {
+			t.Fatalf("after %d records: the tracker commits seq %d, the model %d", next, got, committed)
+		}
+	}
+	for _, e := range open {
+		tr.ack(e, nil)
+	}
+	if got := committedSeq(t, tr, a); got != next-1 {
+		t.Fatalf("every record acknowledged: the tracker commits seq %d, want %d", got, next-1)
 	}
 }
