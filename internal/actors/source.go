@@ -404,10 +404,13 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 // never handed out again.
 func (p *sourcePipeline) sendBatch(ctx context.Context, batch []*connectors.SourceRecord) error {
 	recordsMoved.Add(uint64(len(batch)))
+	p.clock.expire() // the Poll took its time
+	if len(batch) == 0 {
+		return nil // an idle task's poll takes no slab
+	}
 	slab := getSlab(len(batch))
 	out := slab.out
 	p.tracker.addBatch(batch, func(i int) *pending { return &out[i].pending }, slab)
-	p.clock.expire() // the Poll took its time
 	for i, rec := range batch {
 		o := &out[i]
 		if err := p.send(ctx, o, rec); err != nil {
