@@ -117,14 +117,10 @@ func (v *valueChunks) produced() *chunkPin {
 	if gen != v.curGen || v.cur == nil {
 		v.done()
 		// The value is the first produced from the chunk the arena was
-		// handed last (a chunk is handed out only when the arena moves
-		// to a new one, and idle drops the arena's chunk).
+		// handed last: the arena takes a chunk (chunk) whenever it moves
+		// to a new one, and idle drops the arena's chunk, so handed is
+		// set here.
 		v.cur, v.handed = v.handed, nil
-		if v.cur == nil {
-			// Defensive, not expected: a pin without a chunk counts as
-			// before and is never handed out again.
-			v.cur = &chunkPin{}
-		}
 		v.cur.pinned = &v.pinned
 		v.cur.live.Store(pinBias)
 		v.pinned.Add(1)
