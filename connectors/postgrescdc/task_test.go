@@ -92,6 +92,13 @@ func (h *harness) poll(n int) []*connectors.SourceRecord {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		recs, err := h.tk.Poll(ctx)
 		cancel()
+		if err != nil && connectors.IsRetriable(err) {
+			// As the runtime does: a retriable failure is polled
+			// again (after a restart the server may still hold the
+			// slot for the old connection for a moment).
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			h.t.Fatalf("Poll: %v", err)
 		}
