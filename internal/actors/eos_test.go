@@ -409,3 +409,86 @@ func TestExactlyOnceConnectorBoundaryStopAbortsTheOpenTransaction(t *testing.T) 
 	}
 	exactlyOnce(t, recs, 1, last+1)
 }
+
+// With transaction.boundary=connector every boundary the connector asks for
+// ends a transaction, however many one poll's batch holds, as Connect keeps
+// them in sets (WorkerTransactionContext). Datagen asks after every 70th
+// record and after its last; its polls of 1,000 records hold 15 boundaries.
+// The pipeline once kept only the last request of a batch, and committed
+// one transaction where the connector had asked for 15.
+func TestExactlyOnceEveryConnectorBoundaryOfABatchEndsATransaction(t *testing.T) {
+	e := newEnvOn(t, storetest.StartFake(t, "t", ProducerOpts()...), false, withExactlyOnce)
+	var mu sync.Mutex
+	commits, aborts := 0, 0
+	e.broker.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.broker.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		if req.(*kmsg.EndTxnRequest).Commit {
+			commits++
+		} else {
+			aborts++
+		}
+		return nil, nil, false
+	})
+	name := "eos-many-boundaries"
+	e.create(name, datagenConfig(name, e.topic(name), 1000, "tasks.max", "1", "batch.size", "1000",
+		"transaction.boundary", "connector", "transaction.size", "70"))
+	exactlyOnce(t, e.readCommitted(e.topic(name), 1000), 1, 1000)
+	testutil.Eventually(t, 10*time.Second, "the last offset committed", func() error {
+		off, err := e.offsets.Offset(name, map[string]any{"task": 0})
+		if err != nil || off == nil || off["seq"] != int64(999) {
+			return fmt.Errorf("offset %v, err %v", off, err)
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if commits != 15 || aborts != 0 {
+		t.Fatalf("%d transactions committed and %d aborted; the connector asked for 15 commits (after seq 69, 139, ..., 979 and 999)", commits, aborts)
+	}
+}
+
+// A connector that asks both to commit and to abort after the same record,
+// or after the same batch, fails its task, as Connect's
+// WorkerTransactionContext does; a request on one record leaves the others
+// alone, and a nil record asks nothing.
+func TestTransactionBoundaryRequests(t *testing.T) {
+	var tx transactions
+	a, b, c := &connectors.SourceRecord{Topic: "t"}, &connectors.SourceRecord{Topic: "t"}, &connectors.SourceRecord{Topic: "t"}
+	tx.CommitTransactionAfter(a)
+	tx.AbortTransactionAfter(b)
+	tx.CommitTransactionAfter(c)
+	tx.AbortTransactionAfter(c)
+	tx.CommitTransactionAfter(nil)
+	if end, commit, err := tx.boundaryAfter(a); !end || !commit || err != nil {
+		t.Fatalf("after a: end %v commit %v err %v, want a commit", end, commit, err)
+	}
+	if end, _, _ := tx.boundaryAfter(a); end {
+		t.Fatal("a's request was kept after it was acted on")
+	}
+	if end, commit, err := tx.boundaryAfter(b); !end || commit || err != nil {
+		t.Fatalf("after b: end %v commit %v err %v, want an abort", end, commit, err)
+	}
+	_, _, err := tx.boundaryAfter(c)
+	if err == nil || !strings.Contains(err.Error(), "both commit and abort of same record against topic/partition t/null") {
+		t.Fatalf("after c: %v, want the error Connect fails the task with", err)
+	}
+	if end, _, err := tx.boundaryAfter(nil); end || err != nil {
+		t.Fatalf("nil record: end %v err %v", end, err)
+	}
+	tx.CommitTransaction()
+	tx.AbortTransaction()
+	if _, _, err := tx.boundaryNow(); err == nil || !strings.Contains(err.Error(), "both commit and abort of same transaction") {
+		t.Fatalf("batch: %v, want the error Connect fails the task with", err)
+	}
+	tx.AbortTransaction()
+	if end, commit, err := tx.boundaryNow(); !end || commit || err != nil {
+		t.Fatalf("batch abort: end %v commit %v err %v", end, commit, err)
+	}
+	tx.CommitTransactionAfter(a)
+	tx.forgetRecordBoundaries()
+	if end, _, _ := tx.boundaryAfter(a); end {
+		t.Fatal("a request survived forgetRecordBoundaries")
+	}
+}

@@ -418,12 +418,14 @@ func (p *sourcePipeline) sendBatch(ctx context.Context, batch []*connectors.Sour
 			return err
 		}
 		if p.txn != nil {
-			if end, commit := p.txn.boundaryAfter(rec); end {
-				if err := p.endBoundary(ctx, commit); err != nil {
-					p.releaseAll(out[i+1:])
-					return err
-				}
+			end, commit, err := p.txn.boundaryAfter(rec)
+			if err == nil && end {
+				err = p.endBoundary(ctx, commit)
 				p.clock.expire()
+			}
+			if err != nil {
+				p.releaseAll(out[i+1:])
+				return err
 			}
 		}
 	}
@@ -867,7 +869,11 @@ func (p *sourcePipeline) batchBoundary(ctx context.Context, polled bool) error {
 			return p.commitTransaction(ctx)
 		}
 	case p.txn.boundary == connconfig.BoundaryConnector:
-		if end, commit := p.txn.boundaryNow(); end {
+		end, commit, err := p.txn.boundaryNow()
+		if err != nil {
+			return err
+		}
+		if end {
 			return p.endBoundary(ctx, commit)
 		}
 	}
@@ -918,8 +924,8 @@ func (p *sourcePipeline) connectorWantsAbort() bool {
 	if p.txn.boundary != connconfig.BoundaryConnector {
 		return false
 	}
-	end, commit := p.txn.boundaryNow()
-	return !end || !commit
+	end, commit, err := p.txn.boundaryNow()
+	return err != nil || !end || !commit
 }
 
 // ownOffsets is the offsets of a connector with its own offsets topic

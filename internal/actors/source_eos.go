@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -115,9 +116,15 @@ type transactions struct {
 	open       bool
 	lastCommit time.Time
 
-	mu                      sync.Mutex // the task may call its TransactionContext from any goroutine
-	commitNow, abortNow     bool
-	commitAfter, abortAfter *connectors.SourceRecord
+	mu                  sync.Mutex // the task may call its TransactionContext from any goroutine
+	commitNow, abortNow bool
+	// commitAfter and abortAfter are the records the connector asked to
+	// end a transaction after, each until the pipeline sends it: sets, as
+	// Connect's WorkerTransactionContext keeps them, so that a batch may
+	// hold many boundaries (a CDC task's source transactions, Datagen's
+	// transaction.size). Keyed by the record's address: Go records have no
+	// equality of their own, and the pointer is what the task hands over.
+	commitAfter, abortAfter map[*connectors.SourceRecord]struct{}
 }
 
 // transactionalProducer makes the task's own transactional producer: the
@@ -217,41 +224,76 @@ func (t *transactions) dueByInterval() bool {
 func (t *transactions) CommitTransaction() { t.mu.Lock(); t.commitNow = true; t.mu.Unlock() }
 func (t *transactions) AbortTransaction()  { t.mu.Lock(); t.abortNow = true; t.mu.Unlock() }
 func (t *transactions) CommitTransactionAfter(rec *connectors.SourceRecord) {
-	t.mu.Lock()
-	t.commitAfter = rec
-	t.mu.Unlock()
+	t.ask(&t.commitAfter, rec)
 }
 func (t *transactions) AbortTransactionAfter(rec *connectors.SourceRecord) {
+	t.ask(&t.abortAfter, rec)
+}
+
+func (t *transactions) ask(set *map[*connectors.SourceRecord]struct{}, rec *connectors.SourceRecord) {
+	if rec == nil {
+		return // Connect refuses a null record with an exception the task may swallow; nothing to end after
+	}
 	t.mu.Lock()
-	t.abortAfter = rec
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if *set == nil {
+		*set = map[*connectors.SourceRecord]struct{}{}
+	}
+	(*set)[rec] = struct{}{}
 }
 
 // boundaryAfter says whether the connector asked to end the transaction
-// right after rec, and how.
-func (t *transactions) boundaryAfter(rec *connectors.SourceRecord) (end, commit bool) {
+// right after rec, and how. A connector that asked both to commit and to
+// abort after the same record fails its task, as Connect's
+// WorkerTransactionContext.checkRecordRequestConsistency does.
+func (t *transactions) boundaryAfter(rec *connectors.SourceRecord) (end, commit bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case rec == nil:
-	case t.abortAfter == rec:
-		t.abortAfter = nil
-		return true, false
-	case t.commitAfter == rec:
-		t.commitAfter = nil
-		return true, true
+	if rec == nil || len(t.commitAfter)+len(t.abortAfter) == 0 {
+		return false, false, nil
 	}
-	return false, false
+	_, c := t.commitAfter[rec]
+	_, a := t.abortAfter[rec]
+	if c && a {
+		return false, false, fmt.Errorf("connector requested both commit and abort of same record against topic/partition %s/%s",
+			rec.Topic, kafkaPartitionName(rec))
+	}
+	delete(t.commitAfter, rec)
+	delete(t.abortAfter, rec)
+	return c || a, c, nil
+}
+
+// kafkaPartitionName is rec's Kafka partition as Connect prints it.
+func kafkaPartitionName(rec *connectors.SourceRecord) string {
+	if rec.KafkaPartition == nil {
+		return "null"
+	}
+	return strconv.Itoa(int(*rec.KafkaPartition))
+}
+
+// forgetRecordBoundaries drops the boundaries asked on records the batch
+// just sent did not hold. A task that lends its records (RecordLender)
+// writes over them at its next Poll, and a request left on one would end a
+// transaction at whatever record later takes its place.
+func (t *transactions) forgetRecordBoundaries() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.commitAfter)
+	clear(t.abortAfter)
 }
 
 // boundaryNow says whether the connector asked to end the transaction after
-// the current batch, and how; an abort wins over a commit.
-func (t *transactions) boundaryNow() (end, commit bool) {
+// the current batch, and how. A connector that asked both fails its task,
+// as Connect's checkBatchRequestsConsistency does.
+func (t *transactions) boundaryNow() (end, commit bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	end, commit = t.commitNow || t.abortNow, !t.abortNow
+	if t.commitNow && t.abortNow {
+		err = errors.New("connector requested both commit and abort of same transaction")
+	}
+	end, commit = t.commitNow != t.abortNow, t.commitNow
 	t.commitNow, t.abortNow = false, false
-	return end, commit
+	return end, commit, err
 }
 
 // commitTransaction ends the open transaction with the offsets of its
