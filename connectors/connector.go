@@ -99,7 +99,8 @@ type SourceTask interface {
 	Open(ctx context.Context, tc SourceTaskContext, config map[string]string) error
 	// Poll returns the next batch of records, or none when nothing is ready.
 	// It must return by ctx's deadline; waiting for data is its job, but
-	// never past the deadline.
+	// never past the deadline. The records are the runtime's from then on,
+	// unless the task lends them (RecordLender).
 	Poll(ctx context.Context) ([]*SourceRecord, error)
 	// Commit is called after the offsets of every record acknowledged by
 	// Kafka so far have been durably stored. Sources that must delete or
@@ -221,6 +222,28 @@ func KeptDeadline(ctx context.Context, deadline time.Time) context.Context {
 // nothing. A stop ends the nap at once.
 type IdleReturner interface {
 	ReturnsWhenIdle() bool
+}
+
+// RecordLender is implemented by source tasks that lend the records a Poll
+// returns rather than hand them over for good: when LendsRecords reports
+// true (the runtime asks once, after Open), the runtime is done with a
+// Poll's records before it calls Poll again (or Close), and the task may
+// then write over them, so that it makes its records once and not at every
+// Poll (ADR 0030). What the task may write over: the slice Poll returned,
+// the SourceRecord structs, and the StructValues and []any slices it made
+// for their keys, values and headers. What it must leave as it handed it
+// over, as any task must: the bytes of a []byte key, value or header (a
+// converter may give them to the producer as they are, in flight until
+// Kafka acknowledges them), maps (the runtime keeps a record's source
+// partition and offset maps until the offset is committed), and schemas.
+// Strings cannot change. A lending task that asks for a transaction
+// boundary (TransactionContext) asks it on a record of the batch it is
+// about to return: a request on any other record is forgotten when the
+// batch has been sent, since that record may be written over. Connect's
+// API has no such promise: its tasks hand their records over, and Connect
+// gives them back to commitRecord after Kafka's acknowledgement.
+type RecordLender interface {
+	LendsRecords() bool
 }
 
 type keptDeadline struct {

@@ -292,7 +292,97 @@ func goroutines() map[int64]string {
 // (connectors.IdleReturner; asked before each Poll, so it must answer the
 // same each time) is polled as the runtime polls it: an empty Poll that
 // returned before its deadline is followed by a nap until the deadline.
+//
+// The records of a task that lends them (connectors.RecordLender) are
+// copied before Poll returns them, so that a caller may keep them past the
+// next Poll, when the task writes over its own.
 func Poll(t testing.TB, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
+	t.Helper()
+	recs := pollTask(t, task, wait)
+	if lendsRecords(task) {
+		return cloneRecords(recs)
+	}
+	return recs
+}
+
+// lendsRecords says whether task writes over a Poll's records at its next
+// Poll (connectors.RecordLender).
+func lendsRecords(task connectors.SourceTask) bool {
+	l, ok := task.(connectors.RecordLender)
+	return ok && l.LendsRecords()
+}
+
+// cloneRecords copies recs deeply enough that a lending task writing over
+// its own records changes none of the copies.
+func cloneRecords(recs []*connectors.SourceRecord) []*connectors.SourceRecord {
+	if recs == nil {
+		return nil
+	}
+	out := make([]*connectors.SourceRecord, len(recs))
+	for i, r := range recs {
+		if r == nil {
+			continue
+		}
+		c := *r
+		c.Key, c.Value = cloneValue(r.Key), cloneValue(r.Value)
+		if r.Headers != nil {
+			c.Headers = make([]connectors.Header, len(r.Headers))
+			for j, h := range r.Headers {
+				h.Value = cloneValue(h.Value)
+				c.Headers[j] = h
+			}
+		}
+		if r.KafkaPartition != nil {
+			p := *r.KafkaPartition
+			c.KafkaPartition = &p
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// cloneValue copies the containers of a Connect value (see
+// connectors.Schema for the Go type of each).
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case *connectors.StructValue:
+		if x == nil {
+			return x
+		}
+		return &connectors.StructValue{Schema: x.Schema, Values: cloneValue(x.Values).([]any)}
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneValue(e)
+		}
+		return out
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneValue(e)
+		}
+		return out
+	case []byte:
+		if x == nil {
+			return x
+		}
+		return append([]byte{}, x...)
+	case string:
+		// Boxed again: a task may box a string in place (strbox), and
+		// its box would change when it writes over its records.
+		return x
+	}
+	return v
+}
+
+// pollTask is Poll without the copy: the records as the task returned them.
+func pollTask(t testing.TB, task connectors.SourceTask, wait time.Duration) []*connectors.SourceRecord {
 	t.Helper()
 	var ctx context.Context
 	var cancel context.CancelFunc

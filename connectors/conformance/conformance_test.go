@@ -54,6 +54,21 @@ type memSource struct {
 	topic      string
 	opened     bool
 	closedOnce bool
+	// lent is the last Poll's records when the task lends them (bug
+	// "lend", or "lendearly", which writes over them too soon).
+	lent []*connectors.SourceRecord
+}
+
+// LendsRecords: with bug "lend" the task writes over a Poll's records at
+// its next Poll, as connectors.RecordLender allows; with "lendearly" also
+// at Commit, before the next Poll, which it does not.
+func (s *memSource) LendsRecords() bool { return s.bug == "lend" || s.bug == "lendearly" }
+
+// scribble writes over the records of the last Poll.
+func (s *memSource) scribble() {
+	for _, r := range s.lent {
+		*r = connectors.SourceRecord{Partition: r.Partition, Topic: "scribbled", ValueSchema: connectors.Int64Schema, Value: int64(-1)}
+	}
 }
 
 func (s *memSource) Open(_ context.Context, tc connectors.SourceTaskContext, config map[string]string) error {
@@ -89,8 +104,20 @@ func (s *memSource) Poll(ctx context.Context) ([]*connectors.SourceRecord, error
 		batch++
 	}
 	var out []*connectors.SourceRecord
+	lends := s.LendsRecords()
+	if lends {
+		s.scribble()
+		out = s.lent[:0]
+	}
 	for len(out) < batch && s.next < limit {
-		r := &connectors.SourceRecord{
+		var r *connectors.SourceRecord
+		if lends && len(out) < cap(out) {
+			r = out[:len(out)+1][len(out)] // written over, from the last Poll
+		}
+		if r == nil {
+			r = &connectors.SourceRecord{}
+		}
+		*r = connectors.SourceRecord{
 			Partition: map[string]any{"p": "mem"},
 			Topic:     s.topic, ValueSchema: connectors.Int64Schema, Value: s.next,
 		}
@@ -107,6 +134,9 @@ func (s *memSource) Poll(ctx context.Context) ([]*connectors.SourceRecord, error
 		if s.bug == "gap" && s.next == 3 {
 			s.next++
 		}
+	}
+	if lends {
+		s.lent = out
 	}
 	if len(out) == 0 {
 		switch s.bug {
@@ -134,7 +164,12 @@ func deadlineOf(ctx context.Context) time.Time {
 	return d
 }
 
-func (s *memSource) Commit(context.Context) error { return nil }
+func (s *memSource) Commit(context.Context) error {
+	if s.bug == "lendearly" {
+		s.scribble()
+	}
+	return nil
+}
 func (s *memSource) Close() error {
 	if s.opened && !s.closedOnce {
 		s.closedOnce = true
@@ -251,6 +286,7 @@ func memSinkHarness(bug string) SinkHarness {
 
 func TestSuitePassesCorrectConnectors(t *testing.T) {
 	t.Run("source", func(t *testing.T) { RunSource(t, memSourceHarness("")) })
+	t.Run("source lending its records", func(t *testing.T) { RunSource(t, memSourceHarness("lend")) })
 	t.Run("sink", func(t *testing.T) { RunSink(t, memSinkHarness("")) })
 }
 
@@ -269,6 +305,7 @@ func TestSuiteCatchesBrokenConnectors(t *testing.T) {
 		"source/keeper":     {"batching", "reports KeepsPollDeadline"},
 		"source/leak":       {"clean_close", "goroutine leak"},
 		"source/twooffsets": {"happy_path", "both Offset and OffsetKey are set"},
+		"source/lendearly":  {"batching", "changed before the task was polled again"},
 		"sink/nodurable":    {"happy_path", "not durably written (invariant 1)"},
 		"sink/lose":         {"partial_failure", "was lost"},
 	} {

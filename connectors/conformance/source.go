@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,10 @@ type sourceRun struct {
 	recs []*connectors.SourceRecord
 	// maxBatch is the largest batch one Poll returned.
 	maxBatch int
+	// lent is the last Poll's records as a lending task returned them
+	// (connectors.RecordLender), and lentCopy their copies: the task must
+	// leave them as they are until it is polled again or closed.
+	lent, lentCopy []*connectors.SourceRecord
 }
 
 func (s *sourceSuite) open(t *testing.T, cfg map[string]string, tc *SourceContext) *sourceRun {
@@ -89,11 +94,19 @@ func (s *sourceSuite) open(t *testing.T, cfg map[string]string, tc *SourceContex
 
 func (r *sourceRun) poll(wait time.Duration) []*connectors.SourceRecord {
 	r.t.Helper()
-	batch := Poll(r.t, r.task, wait)
+	r.checkLent()
+	batch := pollTask(r.t, r.task, wait)
 	for _, rec := range batch {
 		if err := checkSourceRecord(rec); err != nil {
 			r.t.Fatalf("bad record %+v: %v", rec, err)
 		}
+	}
+	r.lent, r.lentCopy = nil, nil
+	if lendsRecords(r.task) {
+		// What the suite keeps is copies: the task writes over its
+		// records at the next Poll.
+		r.lent, batch = batch, cloneRecords(batch)
+		r.lentCopy = cloneRecords(batch)
 	}
 	r.maxBatch = max(r.maxBatch, len(batch))
 	r.recs = append(r.recs, batch...)
@@ -136,10 +149,25 @@ func (r *sourceRun) commit(recs []*connectors.SourceRecord) {
 	if err := r.task.Commit(ctx); err != nil {
 		r.t.Errorf("Commit: %v", err)
 	}
+	r.checkLent()
+}
+
+// checkLent fails the test when a lending task changed a record of its last
+// Poll before it was polled again or closed (in a Commit, say): the runtime
+// may read them until then (connectors.RecordLender).
+func (r *sourceRun) checkLent() {
+	r.t.Helper()
+	for i, rec := range r.lent {
+		if !reflect.DeepEqual(rec, r.lentCopy[i]) {
+			r.t.Fatalf("record %d of the last Poll changed before the task was polled again or closed (a RecordLender may "+
+				"write over its records only from its next Poll on): returned %+v, now %+v", i, r.lentCopy[i], rec)
+		}
+	}
 }
 
 func (r *sourceRun) close() {
 	r.t.Helper()
+	r.checkLent()
 	if err := r.task.Close(); err != nil {
 		r.t.Errorf("Close: %v", err)
 	}
@@ -328,6 +356,10 @@ func (s *sourceSuite) batching(t *testing.T) {
 		t.Errorf("a Poll returned %d records with %s=%d", r.maxBatch, s.h.BatchSizeKey, batch)
 	}
 	s.checkSequence(t, r.recs, nil)
+	// Committed right after a Poll with records, as the runtime may
+	// commit between two Polls: a task that lends its records leaves
+	// them alone in Commit too.
+	r.commit(r.recs)
 
 	// With nothing upstream, Poll waits for data but not past its deadline.
 	for _, wait := range []time.Duration{50 * time.Millisecond, 400 * time.Millisecond} {
@@ -340,6 +372,7 @@ func (s *sourceSuite) batching(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
+	r.checkLent()
 	if _, err := r.task.Poll(ctx); err != nil {
 		t.Errorf("Poll with a cancelled ctx: %v", err)
 	}

@@ -149,8 +149,11 @@ type Task struct {
 	log       zerolog.Logger
 	topic     string
 	batchSize int
-	max       int64 // records in total; -1 for no end
-	next      int64 // seq of the next record
+	// lent is the memory of the last Poll's records, written over at
+	// the next (LendsRecords).
+	lent lentRecords
+	max  int64 // records in total; -1 for no end
+	next int64 // seq of the next record
 
 	// Shared by every record of the task, built once.
 	keySchema *connectors.Schema
@@ -254,7 +257,9 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 			n = min(n, t.max-t.next)
 		}
 		if n <= 0 {
-			// Done: idle until the deadline instead of spinning the caller.
+			// Done: idle until the deadline instead of spinning the
+			// caller, and holding no records.
+			t.lent = lentRecords{}
 			sleepUntil(ctx, deadline)
 			return nil, nil
 		}
@@ -296,19 +301,18 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// generate builds n records with few allocations: records, struct values and
-// their field slices come from one slab each; the offset is given as an
-// integer (OffsetKey), so that no map is built per record.
+// generate builds n records without allocating, once the task has
+// generated a batch as large: records, struct values and their field
+// slices are those of the last Poll, which the runtime is done with
+// (LendsRecords). The offset is given as an integer (OffsetKey), so that no
+// map is built per record.
 func (t *Task) generate(n int) []*connectors.SourceRecord {
-	out := make([]*connectors.SourceRecord, n)
-	recs := make([]connectors.SourceRecord, n)
-	vals := make([]connectors.StructValue, n)
-	fields := make([]any, 3*n)
+	out, recs, vals, fields := t.lent.take(n)
 	for i := range n {
 		var seq any = t.next
 		off := t.next
 		t.next++
-		f := fields[3*i : 3*i+3 : 3*i+3]
+		f := fields[fieldsPerValue*i : fieldsPerValue*(i+1) : fieldsPerValue*(i+1)]
 		f[0], f[1], f[2] = t.taskVal, seq, t.padVal
 		vals[i] = connectors.StructValue{Schema: ValueSchema, Values: f}
 		recs[i] = connectors.SourceRecord{
@@ -330,6 +334,37 @@ func (t *Task) generate(n int) []*connectors.SourceRecord {
 	}
 	return out
 }
+
+// lentRecords is a task's records, lent to the runtime from one Poll to the
+// next: one slab each of pointers, records, struct values and their fields.
+type lentRecords struct {
+	out    []*connectors.SourceRecord
+	recs   []connectors.SourceRecord
+	vals   []connectors.StructValue
+	fields []any
+}
+
+// take returns room for n records, made again only when the last slabs are
+// smaller; every record, value and field of it is written by generate.
+func (l *lentRecords) take(n int) ([]*connectors.SourceRecord, []connectors.SourceRecord, []connectors.StructValue, []any) {
+	if len(l.out) < n {
+		*l = lentRecords{
+			out:    make([]*connectors.SourceRecord, n),
+			recs:   make([]connectors.SourceRecord, n),
+			vals:   make([]connectors.StructValue, n),
+			fields: make([]any, fieldsPerValue*n),
+		}
+	}
+	return l.out[:n:n], l.recs[:n], l.vals[:n], l.fields[:fieldsPerValue*n]
+}
+
+// fieldsPerValue is the number of fields of ValueSchema.
+const fieldsPerValue = 3
+
+// LendsRecords says that a Poll's records are written over at the next Poll
+// (connectors.RecordLender): a task generating as fast as it can makes its
+// records once, not at every Poll.
+func (t *Task) LendsRecords() bool { return true }
 
 func (t *Task) Commit(context.Context) error { return nil }
 

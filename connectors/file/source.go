@@ -51,8 +51,9 @@ type SourceTask struct {
 	path      string // empty: stdin
 	topic     string
 	batchSize int
-	slab      []lineRecord // the rest of this poll's last slab
-	slabNext  int          // the size of the last slab
+	// lent is the memory of the last Poll's records, which the runtime
+	// is done with at the next Poll (LendsRecords).
+	lent      lentLines
 	partition map[string]any
 
 	// stdin is what an empty path reads; tests replace it.
@@ -89,8 +90,9 @@ type SourceTask struct {
 	// text is the pending bytes of one poll as a string, from file
 	// position textPos: a poll's lines are substrings of it, one string
 	// conversion for many lines rather than one each. It is dropped at the
-	// end of each poll (readBatch), so an idle task holds none; the
-	// records of a poll keep it until the runtime is done with them.
+	// end of each poll (readBatch); the records of a poll keep it until
+	// they are written over, or until a poll finds nothing (dropLines), so
+	// an idle task holds none.
 	text    string
 	textPos int64
 	err     error // a read error to report once the records before it are out
@@ -245,6 +247,10 @@ func pathError(what, path string, err error) error {
 	return fmt.Errorf("file source: %s %s: %w", what, path, err)
 }
 
+// LendsRecords says that a Poll's records are written over at the next Poll
+// (connectors.RecordLender): a busy task makes its records once.
+func (t *SourceTask) LendsRecords() bool { return true }
+
 // KeepsPollDeadline says that Poll returns by its context's deadline on
 // its own timer (connectors.DeadlineKeeper): reading a file never blocks,
 // and a stream is waited for on a channel beside the timer.
@@ -359,6 +365,7 @@ func (t *SourceTask) releaseIdle() {
 	t.buf = nil
 	t.start, t.end, t.scanned = 0, 0, 0
 	t.released = t.file != nil
+	t.lent = lentLines{}
 }
 
 // sleep waits for step, or less when the deadline or ctx comes first, or
@@ -401,10 +408,10 @@ func (t *SourceTask) sleep(ctx context.Context, deadline time.Time, step time.Du
 // readBatch returns the complete lines available now, at most batchSize, and
 // never blocks.
 func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
-	var recs []*connectors.SourceRecord
-	// A slab's unused rest is not kept between polls: an idle task holds
-	// no records' memory.
-	defer func() { t.slab, t.slabNext, t.text = nil, 0, "" }()
+	// The last Poll's records are written over (LendsRecords).
+	last := len(t.lent.batch)
+	recs := t.lent.reuse()
+	defer func() { t.text = "" }()
 	for len(recs) < t.batchSize {
 		if line, ok := t.nextLine(); ok {
 			recs = append(recs, t.record(line))
@@ -422,6 +429,10 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 			break
 		}
 	}
+	t.lent.batch = recs
+	if len(recs) == 0 {
+		t.lent.dropLines(last)
+	}
 	if len(recs) == 0 && t.err != nil {
 		return nil, t.err
 	}
@@ -429,24 +440,17 @@ func (t *SourceTask) readBatch() ([]*connectors.SourceRecord, error) {
 }
 
 func (t *SourceTask) record(line string) *connectors.SourceRecord {
-	// Records are carved from slabs, one allocation for many rather than
-	// one each: a record is handed over for good, so a slab is never
-	// reused, only dropped once none of its records is referenced. Slabs
-	// double within a poll, from a few records up to recordSlab, so that
-	// a poll of one line allocates little and one of thousands few times.
-	if len(t.slab) == 0 {
-		t.slabNext = min(max(2*t.slabNext, 8), recordSlab)
-		t.slab = make([]lineRecord, t.slabNext)
-	}
-	lr := &t.slab[0]
-	t.slab = t.slab[1:]
+	lr := t.lent.take()
 	r := &lr.record
 	// The line's header, which making it the record's value (an
 	// interface) would allocate, is kept beside the record.
 	lr.line = line
 	boxed := strbox.Of(&lr.line)
-	// Field by field into the zeroed record: a composite literal would be
-	// built aside and copied in whole, write barriers and all.
+	// Field by field: a composite literal would be built aside and copied
+	// in whole, write barriers and all. A record written over holds the
+	// same fields as the one before it: a task reads either a file (an
+	// integer offset) or standard input (its one offset map), and sets
+	// nothing else.
 	r.Partition, r.Topic = t.partition, t.topic
 	if t.path != "" {
 		// The offset is given as an integer, not a map per line (see
@@ -471,8 +475,62 @@ type lineRecord struct {
 	line   string
 }
 
-// recordSlab is the most records one slab holds, so that a slab kept alive
-// by one unacknowledged record holds little else.
+// lentLines is where a task's records are: lent to the runtime from one
+// Poll to the next, and written over then (LendsRecords), so that a busy
+// task makes its records once rather than at every Poll. Records are carved
+// from slabs, one allocation for many rather than one each. Slabs double,
+// from a few records up to recordSlab, so that a task that reads a line at
+// a time holds little; a task idle long enough to let its read buffer go
+// lets them go too (releaseIdle).
+type lentLines struct {
+	slabs [][]lineRecord
+	slab  int // the slab the next record is taken from
+	next  int // the next record in it
+	// batch is the slice of the last Poll's records, whose array the
+	// next Poll fills again.
+	batch []*connectors.SourceRecord
+}
+
+// reuse starts a Poll: its records are taken from the first slab on, and
+// returned in the last Poll's slice.
+func (l *lentLines) reuse() []*connectors.SourceRecord {
+	l.slab, l.next = 0, 0
+	return l.batch[:0]
+}
+
+// take returns the next record's place.
+func (l *lentLines) take() *lineRecord {
+	if l.slab < len(l.slabs) && l.next == len(l.slabs[l.slab]) {
+		l.slab, l.next = l.slab+1, 0
+	}
+	if l.slab == len(l.slabs) {
+		size := 8
+		if n := len(l.slabs); n > 0 {
+			size = min(2*len(l.slabs[n-1]), recordSlab)
+		}
+		l.slabs = append(l.slabs, make([]lineRecord, size))
+	}
+	lr := &l.slabs[l.slab][l.next]
+	l.next++
+	return lr
+}
+
+// dropLines lets go of the lines of the first n records, those of the last
+// Poll, when a Poll found none: a task waiting at the end of its file keeps
+// no text of a poll (a string of up to its read buffer) alive through them.
+func (l *lentLines) dropLines(n int) {
+	for _, slab := range l.slabs {
+		if n <= 0 {
+			return
+		}
+		for i := range slab[:min(n, len(slab))] {
+			slab[i].line, slab[i].record.Value = "", nil
+		}
+		n -= len(slab)
+	}
+}
+
+// recordSlab is the most records one slab holds.
 const recordSlab = 256
 
 // nextLine cuts the next line off the pending bytes the way Connect's

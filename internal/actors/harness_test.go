@@ -229,6 +229,7 @@ func testPlugins() []connectors.Plugin {
 	return []connectors.Plugin{
 		{Class: "test.TestSource", Type: connectors.Source, Version: "1", New: func() connectors.Connector { return &testSource{} }},
 		{Class: "test.TestSink", Type: connectors.Sink, Version: "1", New: func() connectors.Connector { return &testSink{} }},
+		{Class: "test.LendingSource", Type: connectors.Source, Version: "1", New: func() connectors.Connector { return &lendingSource{} }},
 	}
 }
 

@@ -73,6 +73,11 @@ type sourcePipeline struct {
 	// (connectors.IdleReturner): the loop then naps until the Poll's
 	// deadline with no goroutine (nap.go).
 	naps bool
+	// lends says that the task writes over a Poll's records at its next
+	// Poll (connectors.RecordLender): sendBatch is done with them when it
+	// returns, and forgets the transaction boundaries asked on records it
+	// did not send.
+	lends bool
 	// produceCtx is the context the producer honours for the task's
 	// records: it outlives the task's, so that records already handed
 	// to the producer are still acknowledged while the task drains.
@@ -267,6 +272,9 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	if k, ok := p.task.(connectors.DeadlineKeeper); ok {
 		p.keepsDeadline = k.KeepsPollDeadline()
 	}
+	if l, ok := p.task.(connectors.RecordLender); ok {
+		p.lends = l.LendsRecords()
+	}
 	if k, ok := p.task.(connectors.IdleReturner); ok && p.txn == nil {
 		// An exactly-once task's transaction and its error wrapping
 		// (above) live on this goroutine: it does not nap.
@@ -430,6 +438,9 @@ func (p *sourcePipeline) sendBatch(ctx context.Context, batch []*connectors.Sour
 		}
 	}
 	slab.filled()
+	if p.txn != nil && p.lends {
+		p.txn.forgetRecordBoundaries()
+	}
 	return nil
 }
 
