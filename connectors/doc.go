@@ -19,12 +19,15 @@
 // PartitionAware (partitions assigned and revoked), PreCommitter (it buffers,
 // and says which offsets are safe) and RecordBorrower (it keeps nothing of a
 // batch after Write); a source task DeadlineKeeper (its Poll ends by its
-// deadline on its own timer) and IdleReturner (its Poll returns at once when
+// deadline on its own timer), IdleReturner (its Poll returns at once when
 // it has nothing, and the runtime naps with no goroutine for it meanwhile:
-// docs/adr/0027-idle-tasks-nap-without-a-goroutine.md). The conformance suite
+// docs/adr/0027-idle-tasks-nap-without-a-goroutine.md) and RecordLender (it
+// writes over a Poll's records at its next Poll:
+// docs/adr/0030-source-tasks-lend-their-records.md). The conformance suite
 // (connectors/conformance) calls a task through PartitionAware, PreCommitter,
-// DeadlineKeeper and IdleReturner as the runtime does, and fails a
-// DeadlineKeeper whose Poll outlives its deadline.
+// DeadlineKeeper, IdleReturner and RecordLender as the runtime does, fails a
+// DeadlineKeeper whose Poll outlives its deadline, and fails a RecordLender
+// that writes over its records before it is polled again.
 //
 // Keep this package small and stable: every built-in connector and every
 // connector written outside this repository depends on it.
