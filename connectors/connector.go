@@ -230,18 +230,19 @@ type IdleReturner interface {
 // Poll's records before it calls Poll again (or Close), and the task may
 // then write over them, so that it makes its records once and not at every
 // Poll (ADR 0030). What the task may write over: the slice Poll returned,
-// the SourceRecord structs, and the StructValues and []any slices it made
-// for their keys, values and headers. What it must leave as it handed it
-// over, as any task must: the bytes of a []byte key, value or header (a
-// converter may give them to the producer as they are, in flight until
-// Kafka acknowledges them), maps (the runtime keeps a record's source
-// partition and offset maps until the offset is committed), and schemas.
-// Strings cannot change. A lending task that asks for a transaction
-// boundary (TransactionContext) asks it on a record of the batch it is
-// about to return: a request on any other record is forgotten when the
-// batch has been sent, since that record may be written over. Connect's
-// API has no such promise: its tasks hand their records over, and Connect
-// gives them back to commitRecord after Kafka's acknowledgement.
+// the SourceRecord structs, their []Header slices, and the StructValues and
+// []any slices it made for their keys, values and headers (strings boxed
+// in place there included). What it must leave as it handed it over, as
+// any task must: the bytes of a []byte key, value or header (a converter
+// may give them to the producer as they are, in flight until Kafka
+// acknowledges them), maps (the runtime keeps a record's source partition
+// and offset maps until the offset is committed), and schemas. A lending
+// task that asks for a transaction boundary (TransactionContext) asks it on
+// a record of the batch it is about to return: a request on any other
+// record is forgotten when the batch has been sent, since that record may
+// be written over. Connect's API has no such promise: its tasks hand their
+// records over, and Connect gives them back to commitRecord after Kafka's
+// acknowledgement.
 type RecordLender interface {
 	LendsRecords() bool
 }

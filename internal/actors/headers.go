@@ -33,10 +33,24 @@ func headersToKafka(hc converters.HeaderConverter, topic string, hs []connectors
 // acknowledges it. Converters are deterministic, and nothing changes a
 // record's headers once converted (franz-go only reads them), so records
 // may share them.
+//
+// The memo keeps its own copy of the strings it compares, not the
+// headers' interface values: a task may box a string in place (strbox) in
+// memory it writes over at its next Poll (connectors.RecordLender), and a
+// kept interface value would then read the new string and match headers it
+// was not converted from (TestLentRecordsArriveAsPolledThoughWrittenOver).
 type headerMemo struct {
 	topic string
-	from  []connectors.Header
+	from  []memoHeader
 	to    []kgo.RecordHeader
+}
+
+// memoHeader is a header the memo holds: its value a string, or null.
+type memoHeader struct {
+	key    string
+	schema *connectors.Schema
+	value  string
+	null   bool
 }
 
 // convert is headersToKafka, answered from the memo when hs are the
@@ -45,40 +59,36 @@ func (m *headerMemo) convert(hc converters.HeaderConverter, topic string, hs []c
 	if len(hs) == 0 {
 		return nil, nil
 	}
-	if m.to != nil && topic == m.topic && sameStringHeaders(hs, m.from) {
+	if m.to != nil && topic == m.topic && m.holds(hs) {
 		return m.to, nil
 	}
 	out, err := headersToKafka(hc, topic, hs)
 	if err != nil {
 		return nil, err
 	}
-	m.to = nil
-	// Kept only when every value is a string or null (hs compares with
-	// itself only then).
-	if sameStringHeaders(hs, hs) {
-		m.topic, m.from, m.to = topic, append(m.from[:0], hs...), out
-	}
+	m.remember(topic, hs, out)
 	return out, nil
 }
 
-// sameStringHeaders says a and b have the same keys and schemas and the
-// same values, all strings or nulls; other values (bytes, structs) are
-// never the same, so that only what compares cheaply and surely is shared.
-func sameStringHeaders(a, b []connectors.Header) bool {
-	if len(a) != len(b) {
+// holds says hs have the memo's keys and schemas and its values, all
+// strings or nulls; other values (bytes, structs) never match, so that
+// only what compares cheaply and surely is shared.
+func (m *headerMemo) holds(hs []connectors.Header) bool {
+	if len(hs) != len(m.from) {
 		return false
 	}
-	for i := range a {
-		if a[i].Key != b[i].Key || a[i].Schema != b[i].Schema {
+	for i, h := range hs {
+		f := &m.from[i]
+		if h.Key != f.key || h.Schema != f.schema {
 			return false
 		}
-		switch av := a[i].Value.(type) {
+		switch v := h.Value.(type) {
 		case nil:
-			if b[i].Value != nil {
+			if !f.null {
 				return false
 			}
 		case string:
-			if bv, ok := b[i].Value.(string); !ok || av != bv {
+			if f.null || v != f.value {
 				return false
 			}
 		default:
@@ -86,6 +96,26 @@ func sameStringHeaders(a, b []connectors.Header) bool {
 		}
 	}
 	return true
+}
+
+// remember keeps hs, converted to out, when every value is a string or
+// null; otherwise the memo holds nothing.
+func (m *headerMemo) remember(topic string, hs []connectors.Header, out []kgo.RecordHeader) {
+	m.to, m.from = nil, m.from[:0]
+	for _, h := range hs {
+		mh := memoHeader{key: h.Key, schema: h.Schema}
+		switch v := h.Value.(type) {
+		case nil:
+			mh.null = true
+		case string:
+			mh.value = v // the string itself, not the interface value holding it
+		default:
+			m.from = m.from[:0]
+			return
+		}
+		m.from = append(m.from, mh)
+	}
+	m.topic, m.to = topic, out
 }
 
 // headersFromKafka reads a consumed record's headers with the connector's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/connectors/converters"
+	"github.com/sluice-io/sluice/internal/strbox"
 )
 
 // Records that carry the same string headers share one converted copy;
@@ -54,6 +55,23 @@ func TestHeaderMemoSharesOnlyWhatRepeats(t *testing.T) {
 	}
 	if got, err := m.convert(hc, "t", nil); got != nil || err != nil {
 		t.Errorf("no headers gave %v, %v", got, err)
+	}
+	// A null and an empty string are not the same header.
+	empty := ctx("b")
+	empty[2].Value = ""
+	nulls := convert("t", ctx("b"))
+	if e := convert("t", empty); &e[0] == &nulls[0] {
+		t.Error("an empty string header got the copy of a null one")
+	}
+	// A value boxed in place (strbox) in memory its task writes over
+	// (connectors.RecordLender): the memo compares with the string it was
+	// converted from, not with what the box reads now.
+	run := "a"
+	boxed := []connectors.Header{{Key: "run", Schema: connectors.StringSchema, Value: strbox.Of(&run)}}
+	before := convert("t", boxed)
+	run = "b"
+	if after := convert("t", boxed); &after[0] == &before[0] {
+		t.Error("a header boxed in place got the copy made of its earlier value")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/strbox"
 	"github.com/sluice-io/sluice/internal/testutil"
 )
 
@@ -74,7 +75,11 @@ type lendingTask struct {
 	vals   []connectors.StructValue
 	fields []any
 	hdrs   []connectors.Header
-	last   int // records of the last Poll
+	// hvals holds the header values, boxed in place (strbox) as
+	// FileStreamSource boxes its lines: an interface value that points
+	// into the task's memory, which changes when the task writes over it.
+	hvals []string
+	last  int // records of the last Poll
 }
 
 func (s *lendingTask) Open(_ context.Context, tc connectors.SourceTaskContext, cfg map[string]string) error {
@@ -102,7 +107,7 @@ func (s *lendingTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, err
 	// The runtime is done with the last Poll's records: garbage first.
 	for i := range s.last {
 		s.fields[2*i], s.fields[2*i+1] = int64(-1), "scribbled"
-		s.hdrs[i].Value = "scribbled"
+		s.hvals[i] = "scribbled"
 		s.recs[i] = connectors.SourceRecord{
 			Partition: s.part, OffsetKey: "seq", OffsetInt: -1, Topic: "scribbled",
 			KeySchema: connectors.StringSchema, Key: "scribbled",
@@ -118,7 +123,7 @@ func (s *lendingTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, err
 	s.polls++
 	if len(s.recs) < n {
 		s.out, s.recs, s.vals = make([]*connectors.SourceRecord, n), make([]connectors.SourceRecord, n), make([]connectors.StructValue, n)
-		s.fields, s.hdrs = make([]any, 2*n), make([]connectors.Header, n)
+		s.fields, s.hdrs, s.hvals = make([]any, 2*n), make([]connectors.Header, n), make([]string, n)
 	}
 	for i := range n {
 		seq := s.next
@@ -126,7 +131,10 @@ func (s *lendingTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, err
 		f := s.fields[2*i : 2*i+2 : 2*i+2]
 		f[0], f[1] = seq, "text-"+strconv.FormatInt(seq, 10)
 		s.vals[i] = connectors.StructValue{Schema: lendValueSchema, Values: f}
-		s.hdrs[i] = connectors.Header{Key: "seq", Schema: connectors.StringSchema, Value: strconv.FormatInt(seq, 10)}
+		// Header values repeat in runs of 10, as keys do: the runtime's
+		// header memo shares one converted copy among equal ones.
+		s.hvals[i] = "h" + strconv.FormatInt(seq/10, 10)
+		s.hdrs[i] = connectors.Header{Key: "run", Schema: connectors.StringSchema, Value: strbox.Of(&s.hvals[i])}
 		s.recs[i] = connectors.SourceRecord{
 			Partition: s.part, OffsetKey: "seq", OffsetInt: seq, Topic: s.topic,
 			// Keys repeat in runs of 10: the runtime's key memo keeps one.
@@ -185,8 +193,8 @@ func checkLentRecords(t *testing.T, recs []*kgo.Record, n int64, extra map[strin
 		if k := fmt.Sprintf("k%d", seq/10); string(r.Key) != k {
 			t.Fatalf("seq %d: key %q, want %q", seq, r.Key, k)
 		}
-		if len(r.Headers) != 1 || r.Headers[0].Key != "seq" || string(r.Headers[0].Value) != strconv.FormatInt(seq, 10) {
-			t.Fatalf("seq %d: headers %v", seq, r.Headers)
+		if h := fmt.Sprintf("h%d", seq/10); len(r.Headers) != 1 || r.Headers[0].Key != "run" || string(r.Headers[0].Value) != h {
+			t.Fatalf("seq %d: headers %v, want run=%s", seq, r.Headers, h)
 		}
 	}
 }
