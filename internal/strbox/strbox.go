@@ -12,10 +12,14 @@ import "unsafe"
 
 // Of returns the interface value holding *p, whose data word is p itself:
 // the value the conversion any(*p) makes, with its header at p instead of
-// in an allocation of its own. *p must never be written again (an
-// interface's string is immutable), and the value keeps alive whatever
-// holds *p: a slab of headers stays in memory while any of its values is
-// referenced.
+// in an allocation of its own. Writing *p changes the string the value
+// holds, which no interface value of Go's own can do: *p may be written
+// again only once nothing reads the value any more (a source task that
+// lends its records writes over them at its next Poll, when the runtime is
+// done with them: connectors.RecordLender, ADR 0030), and whatever keeps a
+// value past that must keep the string instead (the runtime's header memo
+// does). The value keeps alive whatever holds *p: a slab of headers stays
+// in memory while any of its values is referenced.
 func Of(p *string) any {
 	v := any("")
 	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
