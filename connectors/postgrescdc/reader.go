@@ -244,8 +244,8 @@ func (r *reader) snapshot(ctx context.Context, snapshotName string, lsn uint64) 
 		}
 		rec := pending
 		pending = nil
-		if lastOverall && r.t.txn != nil {
-			r.t.txn.CommitTransactionAfter(rec) // the whole snapshot, or none of it
+		if lastOverall {
+			return r.enqueueEnd(ctx, rec) // the whole snapshot, or none of it
 		}
 		return r.enqueue(ctx, rec)
 	}
@@ -491,10 +491,7 @@ func (r *reader) maybeHeartbeat(ctx context.Context) error {
 		Partition: r.t.partition, Offset: p.offset(), Topic: "__debezium-heartbeat." + s.prefix,
 		KeySchema: heartbeatKeySchema, Key: key, ValueSchema: heartbeatValueSchema, Value: val,
 	}
-	if r.t.txn != nil {
-		r.t.txn.CommitTransactionAfter(rec)
-	}
-	if err := r.enqueue(ctx, rec); err != nil {
+	if err := r.enqueueEnd(ctx, rec); err != nil {
 		return err
 	}
 	r.t.raiseFlush(r.t.progress.add(finished{commitLSN: r.lastCommit, heartbeat: true, procLSN: r.walEnd, endLSN: r.walEnd}))
@@ -526,15 +523,15 @@ func (r *reader) put(ctx context.Context, rec *connectors.SourceRecord) error {
 }
 
 // commitHeld queues the held record, the last of its PostgreSQL
-// transaction, and asks the runtime to commit the Kafka transaction after
-// it. (A request that replaces one the runtime has not reached yet merges
-// two whole transactions into one: still never a part of one.)
+// transaction, marked as a transaction's end: Poll asks the runtime to
+// commit the Kafka transaction after the last such record of its batch, so
+// that a Kafka transaction holds whole PostgreSQL transactions, one or
+// several, never a part of one.
 func (r *reader) commitHeld(ctx context.Context) error {
 	if r.held == nil {
 		return nil
 	}
 	rec := r.held
 	r.held = nil
-	r.t.txn.CommitTransactionAfter(rec)
-	return r.enqueue(ctx, rec)
+	return r.enqueueEnd(ctx, rec)
 }

@@ -42,7 +42,7 @@ type Task struct {
 	// twice).
 	handed map[string]any
 
-	queue  chan *connectors.SourceRecord
+	queue  chan queued
 	failed chan struct{} // closed when the reader stopped with err
 	err    error
 	done   chan struct{} // closed when the reader returned
@@ -186,7 +186,7 @@ func (t *Task) startReader() error {
 			return connectors.Retriable(fmt.Errorf("read the stored offset: %w", err))
 		}
 	}
-	t.queue = make(chan *connectors.SourceRecord, t.s.maxQueue)
+	t.queue = make(chan queued, t.s.maxQueue)
 	t.failed = make(chan struct{})
 	t.done = make(chan struct{})
 	t.err = nil
@@ -288,9 +288,19 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	wait := time.NewTimer(time.Duration(t.s.pollMs) * time.Millisecond)
 	defer wait.Stop()
 	var out []*connectors.SourceRecord
+	// end is the batch's last record that ends a whole transaction (a
+	// PostgreSQL transaction, the snapshot, a heartbeat), the one an
+	// exactly-once task asks the runtime to commit after.
+	var end *connectors.SourceRecord
+	take := func(q queued) {
+		out = append(out, q.rec)
+		if q.end {
+			end = q.rec
+		}
+	}
 	select {
-	case r := <-t.queue:
-		out = append(out, r)
+	case q := <-t.queue:
+		take(q)
 	case <-t.failed:
 		err := t.err
 		if t.txn != nil {
@@ -315,17 +325,33 @@ func (t *Task) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	case <-ctx.Done():
 		return nil, nil
 	}
+drain:
 	for len(out) < t.s.maxBatch {
 		select {
-		case r := <-t.queue:
-			out = append(out, r)
+		case q := <-t.queue:
+			take(q)
 		default:
-			t.handed = out[len(out)-1].Offset
-			return out, nil
+			break drain
 		}
+	}
+	if end != nil && t.txn != nil {
+		// One Kafka transaction per poll, up to its last whole
+		// transaction: each ends whole in Kafka, several in one
+		// commit. A commit per PostgreSQL transaction would cost an
+		// EndTxn round trip each, which a stream of small transactions
+		// outruns.
+		t.txn.CommitTransactionAfter(end)
 	}
 	t.handed = out[len(out)-1].Offset
 	return out, nil
+}
+
+// queued is a record on its way from the reader to Poll; end says that it
+// is the last record of a whole transaction, after which an exactly-once
+// task's Kafka transaction may commit.
+type queued struct {
+	rec *connectors.SourceRecord
+	end bool
 }
 
 // Commit runs after the runtime stored the offsets of every record Kafka
@@ -402,6 +428,18 @@ func (t *Task) Close() error {
 // wal_sender_timeout end the stream, and checks that the server is not
 // going down meanwhile (see checkServer).
 func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) error {
+	return r.enqueueItem(ctx, queued{rec: rec})
+}
+
+// enqueueEnd hands Poll the last record of a whole transaction: a
+// PostgreSQL transaction, the snapshot, or a heartbeat (transactions of
+// their own).
+func (r *reader) enqueueEnd(ctx context.Context, rec *connectors.SourceRecord) error {
+	return r.enqueueItem(ctx, queued{rec: rec, end: true})
+}
+
+func (r *reader) enqueueItem(ctx context.Context, q queued) error {
+	rec := q.rec
 	if rec.KeySchema != heartbeatKeySchema {
 		// Debezium adds its context headers to change events and
 		// tombstones, after their own (a key change's newkey/oldkey);
@@ -416,7 +454,7 @@ func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) erro
 		}
 	}
 	select {
-	case r.t.queue <- rec:
+	case r.t.queue <- q:
 		// Room in the queue, the rule while the runtime keeps up: no
 		// timer made for a record that never waits.
 		return nil
@@ -424,7 +462,7 @@ func (r *reader) enqueue(ctx context.Context, rec *connectors.SourceRecord) erro
 	}
 	for {
 		select {
-		case r.t.queue <- rec:
+		case r.t.queue <- q:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
