@@ -153,9 +153,9 @@ func (v *valueChunks) idle() {
 func (c *chunkPin) release(delta int64) {
 	if c.live.Add(delta) == 0 {
 		c.pinned.Add(-1)
-		if c.chunk != nil {
-			c.pinned = nil
-			freeChunks.Put(c)
-		}
+		// Every pin comes from chunk(), with its chunk; the pool holds
+		// no task's valueChunks alive through it.
+		c.pinned = nil
+		freeChunks.Put(c)
 	}
 }
