@@ -52,9 +52,10 @@ type JSONConverter struct {
 	// for every value.
 	plans    *boundedCache[*connectors.Schema, *structPlan]
 	lastPlan atomic.Pointer[structPlan]
-	// lastSchema is the envelope schema ToConnect read last, with its
-	// bytes: a topic's records usually all carry the same one.
-	lastSchema atomic.Pointer[rawSchema]
+	// lastHead is the envelope head ToConnect read last (its bytes up to
+	// the payload's value) with its schema: a topic's records usually all
+	// carry the same one (envelopeInOrder).
+	lastHead atomic.Pointer[rawSchema]
 	// lastFrom is the schema FromConnect rendered last, with its bytes.
 	lastFrom atomic.Pointer[rawSchema]
 
@@ -92,7 +93,7 @@ func (c *JSONConverter) setCacheSize(n int) {
 	c.toCache = newBoundedCache[string, *connectors.Schema](n)
 	c.plans = newBoundedCache[*connectors.Schema, *structPlan](n)
 	c.lastPlan.Store(nil)
-	c.lastSchema.Store(nil)
+	c.lastHead.Store(nil)
 	c.lastFrom.Store(nil)
 }
 

@@ -563,7 +563,40 @@ func TestJSONEnvelopeInOrderAgreesWithAnyOrder(t *testing.T) {
 		`{"schema":1,"payload":1}`,
 		`{"schema":12,"payload":1}`,
 		`{"\u0073chema":{"type":"string"},"payload":"escaped key"}`,
+		`{"schema":{"type":"string"},"payload":"x"}`,
+		`{"schema":{"type":"string"},"payload":1}`,
+		`{"schema":{"type":"string"},"payload":null}`,
+		`{"schema":{"type":"string"},"payload":"x"`,
+		`{"schema":{"type":"string"},"payload":"a\\u00e9\u0001"}`,
+		`{"schema":{"type":"string"},"payload": "x"}`,
+		`{"schema":{"type":"string"},"payload": "y"}`,
+		`{"schema":{"type":"string"},"payload":"x"}`,
+		`{"schema":{"type":"string","optional":true},"payload":null}`,
+		`{"schema":{"type":"string","optional":true},"payload":"z"}`,
+		`{"schema":{"type":"string"},"payload":"x"}`,
+		`{"schema":{"type":"int32"},"payload":1}`,
+		`{"schema":{"type":"int64"},"payload":1}`,
+		`{"schema":{"type":"int32"},"payload":1}`,
 	}, fuzzSeeds...)
+	// One converter reading them all, one after another: each input
+	// meets the envelope head the one before left (the same head with
+	// another payload, or with whatever follows it), and a head read
+	// twice in a row is taken as the same bytes.
+	seq := jsonConv(t, false, nil)
+	prev := []byte(nil)
+	for i := range 2 * len(inputs) {
+		in := []byte(inputs[i/2])
+		if i%2 == 1 && i/2+1 < len(inputs) {
+			in = []byte(inputs[i/2+1])
+		}
+		s, v, err := seq.ToConnect("t", in)
+		ws, wv, werr := anyOrder(seq, in)
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() ||
+			!schemaEqual(s, ws) || !connectEqual(v, wv) {
+			t.Errorf("%q after %q: %+v %#v (%v), the general walk's %+v %#v (%v)", in, prev, s, v, err, ws, wv, werr)
+		}
+		prev = in
+	}
 	for _, in := range inputs {
 		c := jsonConv(t, false, nil)
 		for pass := range 2 {
@@ -717,6 +750,56 @@ func TestJSONPlainPrefix(t *testing.T) {
 		}
 		if got, want := jsonPlainPrefix(w), reference(w); got != want {
 			t.Fatalf("%q: got %d plain bytes, want %d", w, got, want)
+		}
+	}
+}
+
+// jsonPlainASCII must fail a string with any one byte that is not read as it
+// is (a backslash, a control character, a byte of 0x80 or more), wherever it
+// stands: in the sixteen-byte loop's first or second word, in the eight-byte
+// word after it, in the overlapping last word or in a short string's bytes,
+// next to other such bytes (whose borrows could hide it) or alone; and pass
+// every string of only plain bytes. A quote is not its business: the caller
+// cut the string at the first one.
+func TestJSONPlainASCII(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '\\' }
+	reference := func(b []byte) bool {
+		for _, c := range b {
+			if !plain(c) {
+				return false
+			}
+		}
+		return true
+	}
+	for n := range 41 {
+		for pos := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'a', ' ', '~', '"', 0x1f, 0x00, 0x80, '\\'} {
+					b := bytes.Repeat([]byte{'a'}, n)
+					if pos > 0 {
+						b[pos-1] = fill
+					}
+					b[pos] = byte(c)
+					if got, want := jsonPlainASCII(b), reference(b); got != want {
+						t.Fatalf("%q: plain %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("ab \"\\\x00\x1f\x20\x7f\x80\xc3\xa9\xff~")
+	for range 200000 {
+		w := make([]byte, rng.IntN(60))
+		for i := range w {
+			if rng.IntN(16) == 0 {
+				w[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				w[i] = ' ' + byte(rng.IntN(95))
+			}
+		}
+		if got, want := jsonPlainASCII(w), reference(w); got != want {
+			t.Fatalf("%q: plain %v, want %v", w, got, want)
 		}
 	}
 }

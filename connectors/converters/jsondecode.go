@@ -3,6 +3,7 @@ package converters
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
@@ -94,25 +95,52 @@ func (d *decoder) envelope() (*connectors.Schema, any, error) {
 
 // envelopeInOrder reads the envelope in the order JsonConverter writes it,
 // {"schema":...,"payload":...}, in one pass: the payload is decoded where it
-// stands rather than skipped first and decoded after, and a schema whose
-// bytes equal the last one read is not parsed again. It reports false for
+// stands rather than skipped first and decoded after. It reports false for
 // anything else (other members or order, a schema or payload that does not
 // read), which envelopeAnyOrder then reads from the start.
+//
+// The envelope's head, its bytes from the opening brace up to the
+// payload's value, is the same for every record of a topic written with
+// one schema: bytes equal to the last head read are that head's schema,
+// and the payload starts right after them, without reading the members,
+// parsing the schema or looking it up. Reading is a function of the bytes
+// alone, so equal bytes leave the decoder as reading them would: at the
+// payload, one object deep.
 func (d *decoder) envelopeInOrder() (*connectors.Schema, any, bool) {
-	if d.enter() != nil {
-		return nil, nil, false
-	}
-	d.pos++
-	if key, err := d.member(); err != nil || string(key) != "schema" {
-		return nil, nil, false
-	}
-	schema, ok := d.envelopeSchema()
-	if !ok || d.peek() != ',' {
-		return nil, nil, false
-	}
-	d.pos++
-	if key, err := d.member(); err != nil || string(key) != "payload" {
-		return nil, nil, false
+	start := d.pos
+	var schema *connectors.Schema
+	if head := d.c.lastHead.Load(); head != nil && bytes.HasPrefix(d.data[start:], head.raw) {
+		d.pos += len(head.raw)
+		d.depth++
+		schema = head.schema
+	} else {
+		if d.enter() != nil {
+			return nil, nil, false
+		}
+		d.pos++
+		if key, err := d.member(); err != nil || string(key) != "schema" {
+			return nil, nil, false
+		}
+		schemaAt := d.pos
+		if d.skip() != nil {
+			return nil, nil, false
+		}
+		raw := d.data[schemaAt:d.pos]
+		var err error
+		if schema, err = d.c.cachedSchema(raw); err != nil || d.peek() != ',' {
+			return nil, nil, false
+		}
+		d.pos++
+		if key, err := d.member(); err != nil || string(key) != "payload" {
+			return nil, nil, false
+		}
+		// Only a schema object: another value's bytes could be the start
+		// of a longer one (a number), which would end the head elsewhere.
+		// Only with a cache: schemas.cache.size=0 asks for every schema
+		// to be parsed.
+		if raw[0] == '{' && d.c.toCache.max > 0 {
+			d.c.lastHead.Store(&rawSchema{raw: bytes.Clone(d.data[start:d.pos]), schema: schema})
+		}
 	}
 	v, err := d.value(schema)
 	if err != nil || d.peek() != '}' {
@@ -144,34 +172,9 @@ func (d *decoder) member() ([]byte, error) {
 	return key, nil
 }
 
-// envelopeSchema reads the schema at the position as cachedSchema does.
-// Bytes equal to the last schema object read are that schema without
-// parsing or a cache look-up: a JSON object ends at its closing brace, so
-// equal bytes are the same complete value.
-func (d *decoder) envelopeSchema() (*connectors.Schema, bool) {
-	if last := d.c.lastSchema.Load(); last != nil && bytes.HasPrefix(d.data[d.pos:], last.raw) {
-		d.pos += len(last.raw)
-		return last.schema, true
-	}
-	start := d.pos
-	if d.skip() != nil {
-		return nil, false
-	}
-	raw := d.data[start:d.pos]
-	schema, err := d.c.cachedSchema(raw)
-	if err != nil {
-		return nil, false
-	}
-	// Only objects: another value's bytes could be the start of a longer
-	// one (a number). Only with a cache: schemas.cache.size=0 asks for
-	// every schema to be parsed.
-	if raw[0] == '{' && d.c.toCache.max > 0 {
-		d.c.lastSchema.Store(&rawSchema{raw: bytes.Clone(raw), schema: schema})
-	}
-	return schema, true
-}
-
-// rawSchema is a schema with the bytes it was read from.
+// rawSchema is a schema with bytes that stand for it: those it was
+// rendered as (lastFrom), or the head of an envelope that holds it
+// (lastHead).
 type rawSchema struct {
 	raw    []byte
 	schema *connectors.Schema
@@ -477,8 +480,14 @@ func (d *decoder) str() ([]byte, error) {
 	}
 	d.pos++
 	start := d.pos
-	// Eight bytes at a time up to the first that needs a look of its own,
-	// which is most often the closing quote.
+	// Most strings hold no escape and only ASCII: their end is the next
+	// quote, found by IndexByte's vector loop, and the bytes before it
+	// need one cheap test.
+	if q := bytes.IndexByte(d.data[start:], '"'); q >= 0 && jsonPlainASCII(d.data[start:start+q]) {
+		d.pos = start + q + 1
+		return d.data[start : start+q], nil
+	}
+	// Eight bytes at a time up to the first that needs a look of its own.
 	d.pos += jsonPlainPrefix(d.data[d.pos:])
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
@@ -494,6 +503,47 @@ func (d *decoder) str() ([]byte, error) {
 		d.pos++
 	}
 	return nil, d.syntax("unterminated string")
+}
+
+// jsonPlainASCII reports whether b holds no backslash, no control
+// character and no byte of a multi-byte UTF-8 sequence: whether a string
+// of these bytes reads as they are. It tests sixteen bytes at a time, in
+// two words whose tests do not wait for each other, without stopping at
+// the first failure, since most strings pass. In each byte of a word x:
+// x - 0x20 sets the high bit of a byte below 0x20 (the borrow it passes up
+// only reaches bytes above one that already failed), x's own high bit is
+// set for 0x80 and above, and t - 1 &^ t, t = x ^ '\\', for a backslash.
+func jsonPlainASCII(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	test := func(x uint64) uint64 {
+		t := x ^ '\\'*ones
+		return (x - 0x20*ones) | x | (t-ones)&^t
+	}
+	var acc, acc2 uint64
+	all := b
+	for len(b) >= 16 {
+		acc |= test(binary.LittleEndian.Uint64(b))
+		acc2 |= test(binary.LittleEndian.Uint64(b[8:16]))
+		b = b[16:]
+	}
+	if len(b) >= 8 {
+		acc |= test(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	switch {
+	case len(b) == 0:
+	case len(all) >= 8:
+		// The last few bytes, in the word that ends the string: the
+		// bytes before them in it passed already, and are tested again.
+		acc |= test(binary.LittleEndian.Uint64(all[len(all)-8:]))
+	default:
+		for _, c := range b {
+			x := uint64(c)
+			t := x ^ '\\'
+			acc |= (x - 0x20) | x | (t-1)&^t
+		}
+	}
+	return (acc|acc2)&highs == 0
 }
 
 func (d *decoder) strSlow(start int) ([]byte, error) {
