@@ -35,8 +35,10 @@ type Arena struct {
 	chunk []byte
 	// boxes holds the headers of the strings Box made into interface
 	// values: filled, then replaced, never written again below its
-	// length.
+	// length until ReuseBoxes says so. boxed counts the strings boxed
+	// since the last ReuseBoxes, in this slab and those it replaced.
 	boxes []string
+	boxed int
 	// shares says that String returns the bytes it is given as a string
 	// instead of a copy (Share).
 	shares bool
@@ -78,7 +80,7 @@ func (a *Arena) LastChunk() uint64 { return a.lastGen }
 // idle task holds no chunk, and no slab whose strings share bytes of the
 // last fetch (Share) and would keep that fetch in memory.
 func (a *Arena) Drop() {
-	a.chunk, a.boxes = nil, nil
+	a.chunk, a.boxes, a.boxed = nil, nil, 0
 }
 
 // Forget says that the last value was not written into the arena
@@ -188,8 +190,27 @@ func (a *Arena) Box(s string) any {
 	if len(a.boxes) == cap(a.boxes) {
 		a.boxes = make([]string, 0, boxSlab)
 	}
+	a.boxed++
 	a.boxes = append(a.boxes, s)
 	return strbox.Of(&a.boxes[len(a.boxes)-1])
+}
+
+// maxBoxSlab bounds the slab ReuseBoxes sizes for a whole batch's boxed
+// strings; a batch that boxes more gets slabs of boxSlab, as without it.
+const maxBoxSlab = 16 << 10
+
+// ReuseBoxes says that nothing reads the values Box returned again: the
+// slab they are in is written again from its start, and the next Box
+// changes what an earlier one's interface value holds. A sink task calls
+// it after a batch whose records nothing keeps once written (a borrowing
+// task, and converters and transforms that keep nothing: ADR 0026), so
+// that its boxes cost no allocation. A batch that filled more than one
+// slab has the next sized for all of its strings, up to maxBoxSlab.
+func (a *Arena) ReuseBoxes() {
+	if a.boxed > cap(a.boxes) && a.boxed <= maxBoxSlab {
+		a.boxes = make([]string, 0, a.boxed)
+	}
+	a.boxes, a.boxed = a.boxes[:0], 0
 }
 
 // ToConnectArena is ToConnect with the string's bytes in a (copied, or

@@ -41,7 +41,11 @@ type sinkPipeline struct {
 	// backlog is what the last take from the consumer holds that Write has
 	// not had yet, in fetch order (takeAll). Guarded by mu: revocations
 	// drop their partitions' records from it.
-	backlog   []*kgo.Record
+	backlog []*kgo.Record
+	// takeArr is the array backlog is a window of, which takeAll fills
+	// again (a new array per take, a pointer per record, was a tenth of
+	// a busy sink's allocation).
+	takeArr   []*kgo.Record
 	lastFlush time.Time
 	// lastTake is how many records the last take from the consumer
 	// brought: the backlog takes another fetch only while it holds fewer.
@@ -311,6 +315,11 @@ func (p *sinkPipeline) loop(ctx context.Context) error {
 func (p *sinkPipeline) idle() {
 	p.slab, p.batch = nil, nil
 	p.arena.Drop()
+	p.mu.Lock()
+	if len(p.backlog) == 0 {
+		p.takeArr, p.backlog = nil, nil
+	}
+	p.mu.Unlock()
 }
 
 // takeAll adds a poll's records to the backlog. The sink takes whatever
@@ -330,14 +339,26 @@ func (p *sinkPipeline) takeAll(fetches kgo.Fetches) {
 	p.lastTake = n
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.backlog) == 0 {
-		p.backlog = make([]*kgo.Record, 0, n)
-	} else {
-		// Written records leave the front of the backlog: move what
-		// remains to a new array rather than let append keep them all.
-		p.backlog = append(make([]*kgo.Record, 0, len(p.backlog)+n), p.backlog...)
+	// The records before the backlog's window in its array were written
+	// (the loop takes again only once deliver returned, and nothing keeps
+	// a batch's slice), so the array is filled again from its start with
+	// what remains of the backlog and the new records; a new one only
+	// when it is too small. The slots past them are cleared, so that the
+	// array holds no record alive.
+	buf := p.takeArr
+	if need := len(p.backlog) + n; cap(buf) < need {
+		buf = make([]*kgo.Record, 0, need+need/4)
 	}
-	fetches.EachRecord(func(r *kgo.Record) { p.backlog = append(p.backlog, r) })
+	buf = append(buf[:0], p.backlog...)
+	for _, f := range fetches {
+		for _, t := range f.Topics {
+			for _, fp := range t.Partitions {
+				buf = append(buf, fp.Records...)
+			}
+		}
+	}
+	clear(buf[len(buf):cap(buf)])
+	p.takeArr, p.backlog = buf, buf
 }
 
 // nextBatch takes what the next Write gets off the backlog: at most
@@ -465,10 +486,12 @@ func (p *sinkPipeline) deliver(ctx context.Context, records []*kgo.Record) error
 	p.mu.Unlock()
 	if p.recycles {
 		// Written, and the last reads of them are above: nothing reads
-		// these records or their bytes again.
+		// these records or their bytes again, nor the strings the
+		// converters boxed for them.
 		for _, r := range records {
 			r.Recycle()
 		}
+		p.arena.ReuseBoxes()
 	}
 	return nil
 }
