@@ -1,10 +1,12 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/connconfig"
@@ -30,13 +32,121 @@ type ownProducer struct {
 	client   *kgo.Client
 	security *kafkasec.Settings
 	refs     int
+	// stale says a topic it produced to was deleted and recreated
+	// (renewal): it is out of the map, and its last release closes it.
+	stale bool
 }
 
 // producer is a client a task produces with, and the security it was made
 // with, which tells its authentication failures (Settings.AuthFailure).
+// recreated, when not nil, is called with a topic the client refused with
+// UNKNOWN_TOPIC_ID (recreatedTopic).
 type producer struct {
 	*kgo.Client
-	security *kafkasec.Settings
+	security  *kafkasec.Settings
+	recreated func(topic string)
+}
+
+// recreatedTopic reports whether err says that topic was deleted and
+// recreated while the client produced to it, and if so has the runtime
+// renew the client (producer.recreated) and explains err. franz-go keeps
+// producing to the first instance of a topic it knows (by topic ID) and
+// fails every record for a new one with UNKNOWN_TOPIC_ID until the topic
+// is purged from the client; a purge would start the partitions'
+// idempotent sequence numbers again under the same producer ID, which a
+// broker that already took records of it for the new instance can take
+// for duplicates and drop. A task that meets it fails instead, whatever
+// errors.tolerance says (its records were not refused, the client can no
+// longer send them), and starts again with a client that never produced
+// to the topic: a new producer ID. Connect's producers are per task and
+// follow the new instance (KIP-516).
+func recreatedTopic(p producer, topic string, err error) (bool, error) {
+	if !errors.Is(err, kerr.UnknownTopicID) {
+		return false, err
+	}
+	if p.recreated != nil {
+		p.recreated(topic)
+	}
+	return true, fmt.Errorf("%w: topic %q was deleted and recreated while this worker produced to it; "+
+		"the task starts again with a new producer", err, topic)
+}
+
+// sharedProducers are the generations of the producer that the tasks
+// without producer overrides share: the worker's (Options.Producer), then
+// a client of the same settings made each time one of them produced to a
+// topic that was deleted and recreated (renew). A task produces with the
+// generation that was current when it started, for its whole run, so its
+// records keep their order; tasks that start later take the new one. A
+// generation the runtime made is closed once it is stale and its last
+// task released it; the worker's stays the worker's to close.
+type sharedProducers struct {
+	mu      sync.Mutex
+	current *sharedProducer
+	closed  bool
+}
+
+type sharedProducer struct {
+	client *kgo.Client
+	made   bool // by renew: the runtime closes it
+	refs   int
+	stale  bool
+}
+
+// take returns the current generation for a task, and its release.
+func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
+	s := &r.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == nil {
+		s.current = &sharedProducer{client: r.opts.Producer}
+	}
+	g := s.current
+	g.refs++
+	release := sync.OnceFunc(func() {
+		s.mu.Lock()
+		g.refs--
+		last := g.made && g.refs == 0 && g.stale
+		s.mu.Unlock()
+		if last {
+			g.client.Close()
+		}
+	})
+	renew := func(topic string) { r.renewShared(g, security, topic) }
+	return producer{g.client, security, renew}, release
+}
+
+// renewShared makes a new generation of the shared producer if g is still
+// the current one (the first of its tasks to meet a recreated topic asks;
+// the others find it done).
+func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, topic string) {
+	s := &r.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != g || s.closed {
+		return
+	}
+	opts := append(r.clientOpts(security), ProducerOpts()...)
+	opts = append(append(opts, kgo.ClientID("sluice-"+r.opts.WorkerID)), r.opts.Worker.Clients.Producer.Opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		r.opts.Log.Error().Err(err).Str("topic", topic).Msg("cannot make a new shared producer after a topic was recreated; tasks that produce to it keep failing")
+		return
+	}
+	g.stale = true
+	s.current = &sharedProducer{client: cl, made: true}
+	r.opts.Log.Warn().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted and recreated: tasks that start from now on produce with a new producer, tasks running keep theirs")
+}
+
+// closeAll closes the current generation if the runtime made it; stale
+// ones are closed by their last task's release.
+func (s *sharedProducers) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	g := s.current
+	s.mu.Unlock()
+	if g != nil && g.made {
+		g.client.Close()
+	}
 }
 
 // producerFor returns the producer a task of connector produces with, and
@@ -45,7 +155,8 @@ type producer struct {
 // the overrides set one.
 func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerOverrides) (producer, func(), error) {
 	if !o.Set() {
-		return producer{r.opts.Producer, r.security(kafkasec.Producer, nil)}, func() {}, nil
+		p, release := r.takeShared(r.security(kafkasec.Producer, nil))
+		return p, release, nil
 	}
 	key := connector + "\x00" + clientID + "\x00" + o.Canonical()
 	p := &r.producers
@@ -72,9 +183,10 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 	release := sync.OnceFunc(func() {
 		p.mu.Lock()
 		own.refs--
-		// closeAll may have closed it already.
-		last := own.refs == 0 && p.m[key] == own
-		if last {
+		// closeAll may have closed it already (unless it was stale,
+		// and out of the map).
+		last := own.refs == 0 && (p.m[key] == own || own.stale)
+		if last && p.m[key] == own {
 			delete(p.m, key)
 		}
 		p.mu.Unlock()
@@ -84,7 +196,18 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 			own.client.Close()
 		}
 	})
-	return producer{own.client, own.security}, release, nil
+	recreated := func(topic string) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.m[key] == own {
+			// The next task of the connector makes a new one.
+			delete(p.m, key)
+			own.stale = true
+			r.opts.Log.Warn().Str("connector", connector).Str("topic", topic).
+				Msg("a topic the connector's producer wrote to was deleted and recreated: its tasks that start from now on get a new producer")
+		}
+	}
+	return producer{own.client, own.security, recreated}, release, nil
 }
 
 // security is the TLS and SASL of a client of kind: the connector's

@@ -160,8 +160,10 @@ type Runtime struct {
 	leases *leases
 	// naps resumes idle source tasks whose Polls return at once (nap.go).
 	naps *napRoom
-	// producers are the connectors' own producers (clients.go).
+	// producers are the connectors' own producers, shared the
+	// generations of the producer the other connectors share (clients.go).
 	producers ownProducers
+	shared    sharedProducers
 
 	mu      sync.Mutex
 	stopped bool
@@ -308,6 +310,7 @@ func (r *Runtime) Stop(ctx context.Context) error {
 	// A task still running past ctx no longer keeps its connector's own
 	// producer open: no client outlives the runtime.
 	r.producers.closeAll()
+	r.shared.closeAll()
 	if !r.system.IsStopped() {
 		r.system.Shutdown()
 	}

@@ -33,7 +33,7 @@ type sinkPipeline struct {
 	active *taskTopics // topics recorded as used (topics.go)
 	// dlq produces to the dead letter queue: the worker's producer, or the
 	// connector's own with producer overrides; nil without a queue.
-	dlq *kgo.Client
+	dlq producer
 
 	mu        sync.Mutex
 	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
@@ -172,7 +172,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 	if err != nil {
 		return func() {}, err
 	}
-	p.dlq = producer.Client
+	p.dlq = producer
 	admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
 	if err != nil {
 		return release, err
@@ -653,6 +653,7 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		// Synchronous: the record's offset may be committed only once the
 		// dead letter queue has it.
 		err = p.dlq.ProduceSync(pctx, dr).FirstErr()
+		_, err = recreatedTopic(p.dlq, dr.Topic, err)
 	}
 	p.rec.DeadLetter(err == nil)
 	if err != nil {

@@ -520,7 +520,7 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 	if n > p.bufferMemory {
 		// As Java's producer, which fails such a record in its send
 		// callback rather than wait for room that can never be.
-		return p.produceFailed(e, kr.Topic, recordTooLarge(n, p.bufferMemory))
+		return p.produceFailed(e, kr.Topic, recordTooLarge(n, p.bufferMemory), false)
 	}
 	// Stamped before the wait for room, as Java's producer stamps a record
 	// before it waits for buffer.memory.
@@ -573,6 +573,7 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		// Said plainly in the task's status trace.
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
+	recreated, err := recreatedTopic(p.producer, r.Topic, err)
 	// The record's bytes are no longer needed, but the slab it lives in
 	// stays until the tracker is done with every record of its poll: let
 	// them go now, or a poll's worth of acknowledged values would be held
@@ -586,7 +587,7 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 	// be handed out again (slabs.go).
 	active := o.active
 	if err != nil {
-		p.produceFailed(&o.pending, r.Topic, err)
+		p.produceFailed(&o.pending, r.Topic, err, recreated)
 		return
 	}
 	p.tracker.ack(&o.pending, nil)
@@ -604,10 +605,12 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 // ExactlyOnceWorkerSourceTask, whose producer fails the commit). A record
 // that failed because the task is stopping (its producer closed, its
 // produce context canceled at the end of the drain) is never skipped: it
-// was not refused, and invariant 1 keeps its offset uncommitted.
-func (p *sourcePipeline) produceFailed(e *pending, topic string, err error) error {
+// was not refused, and invariant 1 keeps its offset uncommitted; nor is
+// one whose topic was recreated under the task's producer (recreated,
+// recreatedTopic): the task starts again with a producer that can send it.
+func (p *sourcePipeline) produceFailed(e *pending, topic string, err error, recreated bool) error {
 	stopping := errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled)
-	if p.txn != nil || !p.keys.TolerateAll() || stopping {
+	if p.txn != nil || !p.keys.TolerateAll() || stopping || recreated {
 		p.tracker.ack(e, err)
 		p.rec.Written(false)
 		return err

@@ -1,0 +1,153 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/internal/state"
+	"github.com/sluice-io/sluice/internal/storetest"
+	"github.com/sluice-io/sluice/internal/testutil"
+)
+
+// A topic deleted and recreated while tasks produce to it: franz-go fails
+// every record for the new instance with UNKNOWN_TOPIC_ID in a client that
+// produced to the old one, and a worker's tasks share a client. The task
+// that meets it must fail and start again with a client that can write to
+// the new instance (a new generation of the shared producer, or a new
+// producer of the connector's own with producer.override.*), whatever
+// errors.tolerance says, and then write every record it had not
+// committed; a task writing to another topic keeps running on its
+// producer. Before the renewal, the task failed again at each restart and
+// never wrote another record (and, with errors.tolerance=all, skipped
+// every record and committed their offsets).
+func TestRecreatedTopicTasksStartAgainWithANewProducer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		extra map[string]string
+		eos   bool
+	}{
+		{"shared", nil, false},
+		{"tolerance-all", map[string]string{"errors.tolerance": "all"}, false},
+		// A single task's own producer closed when it failed, so this
+		// worked before; the task's transactional producer is its own.
+		{"own-producer", map[string]string{"producer.override.linger.ms": "1"}, false},
+		{"exactly-once", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var e *env
+			if c.eos {
+				e = newEnvOn(t, storetest.Start(t, "t", ProducerOpts()...), false, withExactlyOnce)
+			} else {
+				e = newEnv(t)
+			}
+			recreated, other := e.topic("recreated"), e.topic("bystander")
+			writer, bystander := "writer-"+c.name, "bystander-"+c.name
+			for _, n := range []string{writer, bystander} {
+				hooksFor(n).pollGap = 20 * time.Millisecond
+			}
+			cfg := withConv(map[string]string{"name": writer, "connector.class": "test.TestSource", "topic": recreated, "tasks.max": "1"})
+			for k, v := range c.extra {
+				cfg[k] = v
+			}
+			e.create(writer, cfg)
+			e.create(bystander, withConv(map[string]string{"name": bystander, "connector.class": "test.TestSource", "topic": other, "tasks.max": "1"}))
+			e.waitTaskState(writer, 0, state.StateRunning)
+			e.waitTaskState(bystander, 0, state.StateRunning)
+			if n := len(e.readTopic(recreated, 300)); n < 300 {
+				t.Fatalf("%d records before the topic was deleted", n)
+			}
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := e.adm.DeleteTopic(ctx, recreated); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Eventually(t, 20*time.Second, "the topic gone", func() error {
+				td, err := e.adm.ListTopics(ctx, recreated)
+				if err != nil {
+					return err
+				}
+				if td.Has(recreated) {
+					return fmt.Errorf("still listed")
+				}
+				return nil
+			})
+			if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, recreated); err != nil {
+				t.Fatal(err)
+			}
+
+			// The new instance gets records again, from a task that
+			// started again; the bystander never stopped.
+			after := e.readRecords(recreated, 300, 0)
+			if len(after) < 300 {
+				h := hooksFor(writer)
+				h.mu.Lock()
+				opened := h.opened
+				h.mu.Unlock()
+				t.Fatalf("%d records in the recreated topic; the writer opened %d times, its status %+v", len(after), opened, e.taskState(writer, 0))
+			}
+			e.waitTaskState(writer, 0, state.StateRunning)
+			h := hooksFor(writer)
+			h.mu.Lock()
+			opened := h.opened
+			h.mu.Unlock()
+			if opened < 2 {
+				t.Errorf("the writer opened %d times: it never started again", opened)
+			}
+			hb := hooksFor(bystander)
+			hb.mu.Lock()
+			openedB := hb.opened
+			hb.mu.Unlock()
+			if openedB != 1 {
+				t.Errorf("the bystander opened %d times: a recreated topic it does not write to restarted it", openedB)
+			}
+			if st := e.taskState(bystander, 0); st.State != state.StateRunning {
+				t.Errorf("bystander %s: %s", st.State, st.Trace)
+			}
+
+			// Nothing skipped: the new instance holds every seq from
+			// the first it got on, and the offsets committed are of
+			// records it holds.
+			e.setTarget(writer, state.TargetStopped)
+			testutil.Eventually(t, 20*time.Second, "the writer stopped", func() error {
+				st, _ := e.statuses.Connector(writer)
+				if c := e.configs.Snapshot().Connectors[writer]; st.State != state.StateStopped || c == nil || len(c.Tasks) != 0 {
+					return fmt.Errorf("status %+v", st)
+				}
+				return nil
+			})
+			seen := map[int64]bool{}
+			lo, hi := int64(-1), int64(-1)
+			// Stopped: the topic holds all it will; read past the 300
+			// known to be there for as long again as they took.
+			for _, r := range e.readRecords(recreated, 300, 2*time.Second) {
+				_, s, _ := strings.Cut(string(r.Value), ":")
+				seq, err := strconv.ParseInt(strings.Trim(s, `"`), 10, 64)
+				if err != nil {
+					t.Fatalf("value %q: %v", r.Value, err)
+				}
+				seen[seq] = true
+				if lo < 0 || seq < lo {
+					lo = seq
+				}
+				hi = max(hi, seq)
+			}
+			for s := lo; s <= hi; s++ {
+				if !seen[s] {
+					t.Fatalf("seq %d missing from the recreated topic, which holds %d..%d", s, lo, hi)
+				}
+			}
+			off, err := e.offsets.Offset(writer, map[string]any{"task": 0})
+			if err != nil || off == nil {
+				t.Fatalf("offset %v, %v", off, err)
+			}
+			if seq := off["seq"].(int64); seq > hi || seq < lo {
+				t.Errorf("committed seq %d, the recreated topic holds %d..%d", seq, lo, hi)
+			}
+		})
+	}
+}
