@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,18 +34,45 @@ type ownProducer struct {
 	security *kafkasec.Settings
 	refs     int
 	// stale says a topic it produced to was deleted and recreated
-	// (renewal): it is out of the map, and its last release closes it.
-	stale bool
+	// (ADR 0031): it is out of the map, and its last release closes it.
+	stale atomic.Bool
 }
 
 // producer is a client a task produces with, and the security it was made
 // with, which tells its authentication failures (Settings.AuthFailure).
 // recreated, when not nil, is called with a topic the client refused with
-// UNKNOWN_TOPIC_ID (recreatedTopic).
+// UNKNOWN_TOPIC_ID (recreatedTopic); stale, when not nil, says that tasks
+// should no longer produce with the client (recreatedTopic, heldProducer).
 type producer struct {
 	*kgo.Client
 	security  *kafkasec.Settings
 	recreated func(topic string)
+	stale     func() bool
+}
+
+// heldProducer is the producer a task produces with and the release of
+// it. A task moves to the current one (producerFor) at a moment it has
+// nothing in flight once its own is stale, so that a worker whose tasks
+// run for long does not keep a client for each topic recreation it met.
+type heldProducer struct {
+	producer
+	release func()
+}
+
+// stale says the task should move (renew).
+func (h *heldProducer) isStale() bool { return h.stale != nil && h.stale() }
+
+// renew takes the current producer of connector in place of the held one,
+// which it releases. The caller has nothing in flight with the held one.
+func (h *heldProducer) renew(r *Runtime, connector, clientID string, o connconfig.ProducerOverrides) error {
+	p, release, err := r.producerFor(connector, clientID, o)
+	if err != nil {
+		return err
+	}
+	old := h.release
+	h.producer, h.release = p, release
+	old()
+	return nil
 }
 
 // recreatedTopic reports whether err says that topic was deleted and
@@ -74,11 +102,12 @@ func recreatedTopic(p producer, topic string, err error) (bool, error) {
 // sharedProducers are the generations of the producer that the tasks
 // without producer overrides share: the worker's (Options.Producer), then
 // a client of the same settings made each time one of them produced to a
-// topic that was deleted and recreated (renew). A task produces with the
-// generation that was current when it started, for its whole run, so its
-// records keep their order; tasks that start later take the new one. A
-// generation the runtime made is closed once it is stale and its last
-// task released it; the worker's stays the worker's to close.
+// topic that was deleted and recreated (renewShared). A task produces with
+// the generation it took until it has nothing in flight with it, so its
+// records keep their order; it then moves to the current one
+// (heldProducer). A generation the runtime made is closed once it is
+// stale and its last task released it; the worker's stays the worker's to
+// close.
 type sharedProducers struct {
 	mu      sync.Mutex
 	current *sharedProducer
@@ -87,9 +116,9 @@ type sharedProducers struct {
 
 type sharedProducer struct {
 	client *kgo.Client
-	made   bool // by renew: the runtime closes it
+	made   bool // by renewShared: the runtime closes it
 	refs   int
-	stale  bool
+	stale  atomic.Bool
 }
 
 // take returns the current generation for a task, and its release.
@@ -105,14 +134,14 @@ func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
 	release := sync.OnceFunc(func() {
 		s.mu.Lock()
 		g.refs--
-		last := g.made && g.refs == 0 && g.stale
+		last := g.made && g.refs == 0 && g.stale.Load()
 		s.mu.Unlock()
 		if last {
 			g.client.Close()
 		}
 	})
 	renew := func(topic string) { r.renewShared(g, security, topic) }
-	return producer{g.client, security, renew}, release
+	return producer{g.client, security, renew, g.stale.Load}, release
 }
 
 // renewShared makes a new generation of the shared producer if g is still
@@ -132,9 +161,9 @@ func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, to
 		r.opts.Log.Error().Err(err).Str("topic", topic).Msg("cannot make a new shared producer after a topic was recreated; tasks that produce to it keep failing")
 		return
 	}
-	g.stale = true
+	g.stale.Store(true)
 	s.current = &sharedProducer{client: cl, made: true}
-	r.opts.Log.Warn().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted and recreated: tasks that start from now on produce with a new producer, tasks running keep theirs")
+	r.opts.Log.Warn().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted and recreated: tasks move to a new producer, each once it has no record in flight")
 }
 
 // closeAll closes the current generation if the runtime made it; stale
@@ -185,7 +214,7 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 		own.refs--
 		// closeAll may have closed it already (unless it was stale,
 		// and out of the map).
-		last := own.refs == 0 && (p.m[key] == own || own.stale)
+		last := own.refs == 0 && (p.m[key] == own || own.stale.Load())
 		if last && p.m[key] == own {
 			delete(p.m, key)
 		}
@@ -200,14 +229,14 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.m[key] == own {
-			// The next task of the connector makes a new one.
+			// The next task of the connector to ask makes a new one.
 			delete(p.m, key)
-			own.stale = true
+			own.stale.Store(true)
 			r.opts.Log.Warn().Str("connector", connector).Str("topic", topic).
-				Msg("a topic the connector's producer wrote to was deleted and recreated: its tasks that start from now on get a new producer")
+				Msg("a topic the connector's producer wrote to was deleted and recreated: its tasks move to a new producer, each once it has no record in flight")
 		}
 	}
-	return producer{own.client, own.security, recreated}, release, nil
+	return producer{own.client, own.security, recreated, own.stale.Load}, release, nil
 }
 
 // security is the TLS and SASL of a client of kind: the connector's

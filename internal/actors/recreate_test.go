@@ -2,12 +2,17 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/state"
 	"github.com/sluice-io/sluice/internal/storetest"
 	"github.com/sluice-io/sluice/internal/testutil"
@@ -61,6 +66,9 @@ func TestRecreatedTopicTasksStartAgainWithANewProducer(t *testing.T) {
 				t.Fatalf("%d records before the topic was deleted", n)
 			}
 
+			e.rt.shared.mu.Lock()
+			before := e.rt.shared.current
+			e.rt.shared.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if _, err := e.adm.DeleteTopic(ctx, recreated); err != nil {
@@ -108,6 +116,18 @@ func TestRecreatedTopicTasksStartAgainWithANewProducer(t *testing.T) {
 			if st := e.taskState(bystander, 0); st.State != state.StateRunning {
 				t.Errorf("bystander %s: %s", st.State, st.Trace)
 			}
+			if c.extra == nil && !c.eos {
+				// The bystander, still running, leaves the stale
+				// generation too once it has nothing in flight.
+				testutil.Eventually(t, 20*time.Second, "no task on the stale shared producer", func() error {
+					e.rt.shared.mu.Lock()
+					defer e.rt.shared.mu.Unlock()
+					if !before.stale.Load() || before.refs != 0 || e.rt.shared.current.refs != 2 {
+						return fmt.Errorf("stale %v, %d tasks on it, %d on the current one", before.stale.Load(), before.refs, e.rt.shared.current.refs)
+					}
+					return nil
+				})
+			}
 
 			// Nothing skipped: the new instance holds every seq from
 			// the first it got on, and the offsets committed are of
@@ -149,5 +169,72 @@ func TestRecreatedTopicTasksStartAgainWithANewProducer(t *testing.T) {
 				t.Errorf("committed seq %d, the recreated topic holds %d..%d", seq, lo, hi)
 			}
 		})
+	}
+}
+
+// The shared producer's generations (ADR 0031): a renewal makes one new
+// client however many tasks of the stale generation ask; tasks that take
+// the producer afterwards get it; a generation the runtime made is closed
+// once stale and released by its last task, or when the runtime stops;
+// the worker's own is never closed by the runtime.
+func TestSharedProducerGenerations(t *testing.T) {
+	seed := kgo.SeedBrokers("127.0.0.1:1") // never dialled: nothing is produced
+	worker, err := kgo.NewClient(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	r := &Runtime{opts: Options{Producer: worker, WorkerID: "w", KafkaOpts: []kgo.Opt{seed}, Log: zerolog.Nop()}}
+	closed := func(cl *kgo.Client) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		return errors.Is(cl.ProduceSync(ctx, &kgo.Record{Topic: "t"}).FirstErr(), kgo.ErrClientClosed)
+	}
+	security := r.security(kafkasec.Producer, nil)
+
+	a, releaseA := r.takeShared(security)
+	b, releaseB := r.takeShared(security)
+	if a.Client != worker || b.Client != worker || a.stale() {
+		t.Fatal("the first generation is not the worker's producer")
+	}
+	a.recreated("t")
+	b.recreated("t") // too late: a renewed the generation they share
+	if !a.stale() || !b.stale() {
+		t.Fatal("the renewed generation is not stale")
+	}
+	c, releaseC := r.takeShared(security)
+	d, releaseD := r.takeShared(security)
+	if c.Client == worker || d.Client != c.Client || c.stale() {
+		t.Fatalf("after a renewal: %p and %p, the worker's %p, stale %v", c.Client, d.Client, worker, c.stale())
+	}
+	second := c.Client
+	c.recreated("u")
+	e, releaseE := r.takeShared(security)
+	if e.Client == second || e.Client == worker {
+		t.Fatal("a second renewal gave no third client")
+	}
+	releaseC()
+	if closed(second) {
+		t.Fatal("a stale generation closed while a task still holds it")
+	}
+	releaseD()
+	releaseD() // a release is idempotent
+	if !closed(second) {
+		t.Error("a stale generation the runtime made stayed open after its last task released it")
+	}
+	releaseA()
+	releaseB()
+	if closed(worker) {
+		t.Error("the runtime closed the worker's producer")
+	}
+	r.shared.closeAll()
+	if !closed(e.Client) {
+		t.Error("the current generation stayed open after the runtime stopped")
+	}
+	releaseE()
+	f, releaseF := r.takeShared(security)
+	defer releaseF()
+	if f.recreated("t"); r.shared.current.client != e.Client {
+		t.Error("a stopped runtime made a new generation")
 	}
 }

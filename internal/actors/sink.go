@@ -33,7 +33,7 @@ type sinkPipeline struct {
 	active *taskTopics // topics recorded as used (topics.go)
 	// dlq produces to the dead letter queue: the worker's producer, or the
 	// connector's own with producer overrides; nil without a queue.
-	dlq producer
+	dlq heldProducer
 
 	mu        sync.Mutex
 	written   map[connectors.TopicPartition]int64 // next offset to consume, per partition, of written data
@@ -162,17 +162,22 @@ func (p *sinkPipeline) run(ctx context.Context) (err error) {
 	return loopErr
 }
 
+// dlqClientID is the client.id of a dead letter queue producer of the
+// task's own.
+func (p *sinkPipeline) dlqClientID() string { return "connector-dlq-producer-" + p.id.Connector }
+
 // openDLQ makes the dead letter queue ready, as Connect's
 // DeadLetterQueueReporter does before the first bad record needs it: its
 // topic (one partition) created by the connector's admin client, and the
 // producer that writes to it. The returned function releases what it
 // opened.
 func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
-	producer, release, err := p.rt.producerFor(p.id.Connector, "connector-dlq-producer-"+p.id.Connector, p.keys.Overrides.Producer)
+	producer, release, err := p.rt.producerFor(p.id.Connector, p.dlqClientID(), p.keys.Overrides.Producer)
 	if err != nil {
 		return func() {}, err
 	}
-	p.dlq = producer
+	p.dlq = heldProducer{producer, release}
+	release = func() { p.dlq.release() }
 	admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
 	if err != nil {
 		return release, err
@@ -650,10 +655,16 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		// Synchronous: the record's offset may be committed only once the
-		// dead letter queue has it.
-		err = p.dlq.ProduceSync(pctx, dr).FirstErr()
-		_, err = recreatedTopic(p.dlq, dr.Topic, err)
+		if p.dlq.isStale() {
+			// Produced synchronously: nothing is in flight (ADR 0031).
+			err = p.dlq.renew(p.rt, p.id.Connector, p.dlqClientID(), p.keys.Overrides.Producer)
+		}
+		if err == nil {
+			// Synchronous: the record's offset may be committed only
+			// once the dead letter queue has it.
+			err = p.dlq.ProduceSync(pctx, dr).FirstErr()
+			_, err = recreatedTopic(p.dlq.producer, dr.Topic, err)
+		}
 	}
 	p.rec.DeadLetter(err == nil)
 	if err != nil {

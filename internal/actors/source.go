@@ -32,7 +32,7 @@ type sourcePipeline struct {
 	codec
 	keys connconfig.Runtime
 
-	producer producer
+	producer heldProducer
 	admin    *kadm.Client // creates topics; nil when there is none
 	// txn is the task's transactions when the worker runs sources exactly
 	// once (source_eos.go); nil at least once.
@@ -216,12 +216,12 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 	} else {
 		// Released last, after the drain below: the producer outlives
 		// every record this task handed it.
-		producer, release, err := p.rt.producerFor(p.id.Connector, "connector-producer-"+p.id.Connector, p.keys.Overrides.Producer)
+		producer, release, err := p.rt.producerFor(p.id.Connector, p.producerClientID(), p.keys.Overrides.Producer)
 		if err != nil {
 			return err
 		}
-		p.atEnd(release)
-		p.producer = producer
+		p.producer = heldProducer{producer, release}
+		p.atEnd(func() { p.producer.release() })
 	}
 	if p.keys.TopicCreation.Enabled {
 		admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
@@ -357,6 +357,11 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 		if err := p.tracker.waitAtMost(ctx, p.rt.opts.MaxInFlight-1); err != nil {
 			return nil
 		}
+		if p.producer.isStale() {
+			if err := p.moveProducer(ctx); err != nil {
+				return err
+			}
+		}
 		deadline := pollDeadline(time.Now(), p.pollTimeout())
 		pctx, cancel := p.pollContext(ctx, deadline)
 		var batch []*connectors.SourceRecord
@@ -403,6 +408,23 @@ func (p *sourcePipeline) loop(ctx context.Context) error {
 			return errNapping
 		}
 	}
+}
+
+// producerClientID is the client.id of a producer of the task's own.
+func (p *sourcePipeline) producerClientID() string { return "connector-producer-" + p.id.Connector }
+
+// moveProducer moves the task from its stale producer to the current one
+// (ADR 0031) once every record it handed the old one was acknowledged, so
+// that its records keep their order. A failure the wait ends at is left
+// to the loop, which stops at it.
+func (p *sourcePipeline) moveProducer(ctx context.Context) error {
+	if err := p.tracker.waitAtMost(ctx, 0); err != nil || p.tracker.inFlight() > 0 {
+		return nil
+	}
+	if err := p.producer.renew(p.rt, p.id.Connector, p.producerClientID(), p.keys.Overrides.Producer); err != nil {
+		return fmt.Errorf("a new producer after its topic was recreated: %w", err)
+	}
+	return nil
 }
 
 // sendBatch hands a poll's records to the producer in order, one
@@ -573,7 +595,7 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		// Said plainly in the task's status trace.
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
-	recreated, err := recreatedTopic(p.producer, r.Topic, err)
+	recreated, err := recreatedTopic(p.producer.producer, r.Topic, err)
 	// The record's bytes are no longer needed, but the slab it lives in
 	// stays until the tracker is done with every record of its poll: let
 	// them go now, or a poll's worth of acknowledged values would be held

@@ -157,7 +157,7 @@ func (p *sourcePipeline) transactionalProducer(ctx context.Context) (*transactio
 		return nil, fmt.Errorf("the task's transactional producer: %w", err)
 	}
 	t.client = cl
-	p.producer = producer{Client: cl, security: security}
+	p.producer = heldProducer{producer: producer{Client: cl, security: security}}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := takeEpoch(fctx, cl, t.txnID); err != nil {
