@@ -59,7 +59,7 @@ type heldProducer struct {
 	release func()
 }
 
-// stale says the task should move (renew).
+// isStale says the task should move (renew).
 func (h *heldProducer) isStale() bool { return h.stale != nil && h.stale() }
 
 // renew takes the current producer of connector in place of the held one,
@@ -111,17 +111,18 @@ func recreatedTopic(p producer, topic string, err error) (bool, error) {
 type sharedProducers struct {
 	mu      sync.Mutex
 	current *sharedProducer
-	closed  bool
+	// made are the generations the runtime made and has not closed.
+	made   map[*sharedProducer]struct{}
+	closed bool
 }
 
 type sharedProducer struct {
 	client *kgo.Client
-	made   bool // by renewShared: the runtime closes it
 	refs   int
 	stale  atomic.Bool
 }
 
-// take returns the current generation for a task, and its release.
+// takeShared returns the current generation for a task, and its release.
 func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
 	s := &r.shared
 	s.mu.Lock()
@@ -134,7 +135,11 @@ func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
 	release := sync.OnceFunc(func() {
 		s.mu.Lock()
 		g.refs--
-		last := g.made && g.refs == 0 && g.stale.Load()
+		_, open := s.made[g]
+		last := open && g.refs == 0 && g.stale.Load()
+		if last {
+			delete(s.made, g)
+		}
 		s.mu.Unlock()
 		if last {
 			g.client.Close()
@@ -162,18 +167,24 @@ func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, to
 		return
 	}
 	g.stale.Store(true)
-	s.current = &sharedProducer{client: cl, made: true}
+	s.current = &sharedProducer{client: cl}
+	if s.made == nil {
+		s.made = map[*sharedProducer]struct{}{}
+	}
+	s.made[s.current] = struct{}{}
 	r.opts.Log.Warn().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted and recreated: tasks move to a new producer, each once it has no record in flight")
 }
 
-// closeAll closes the current generation if the runtime made it; stale
-// ones are closed by their last task's release.
+// closeAll closes every generation the runtime made and has not closed,
+// stale ones that a task still running past the runtime's stop holds
+// included: no client outlives the runtime.
 func (s *sharedProducers) closeAll() {
 	s.mu.Lock()
 	s.closed = true
-	g := s.current
+	made := s.made
+	s.made = nil
 	s.mu.Unlock()
-	if g != nil && g.made {
+	for g := range made {
 		g.client.Close()
 	}
 }

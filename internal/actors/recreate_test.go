@@ -227,14 +227,19 @@ func TestSharedProducerGenerations(t *testing.T) {
 	if closed(worker) {
 		t.Error("the runtime closed the worker's producer")
 	}
+	// A stale generation a task still holds when the runtime stops is
+	// closed with the current one.
+	e.recreated("v")
+	g, releaseG := r.takeShared(security)
 	r.shared.closeAll()
-	if !closed(e.Client) {
-		t.Error("the current generation stayed open after the runtime stopped")
+	if !closed(e.Client) || !closed(g.Client) {
+		t.Errorf("after the runtime stopped: the stale generation a task held closed %v, the current one %v", closed(e.Client), closed(g.Client))
 	}
 	releaseE()
+	releaseG()
 	f, releaseF := r.takeShared(security)
 	defer releaseF()
-	if f.recreated("t"); r.shared.current.client != e.Client {
+	if f.recreated("t"); r.shared.current.client != g.Client {
 		t.Error("a stopped runtime made a new generation")
 	}
 }
