@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -30,7 +31,10 @@ type sinkPipeline struct {
 	keys connconfig.Runtime
 
 	client *kgo.Client
-	active *taskTopics // topics recorded as used (topics.go)
+	// fetchLog logs fetch errors, a few every 10 s: an error kgo returns
+	// at every poll would otherwise be a line per poll.
+	fetchLog zerolog.Logger
+	active   *taskTopics // topics recorded as used (topics.go)
 	// dlq produces to the dead letter queue: the worker's producer, or the
 	// connector's own with producer overrides; nil without a queue.
 	dlq heldProducer
@@ -192,6 +196,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 }
 
 func (p *sinkPipeline) connect() error {
+	p.fetchLog = p.log.Sample(&zerolog.BurstSampler{Burst: 5, Period: 10 * time.Second})
 	opts := p.rt.clientOpts(p.rt.security(kafkasec.Consumer, p.keys.Overrides.Consumer.Security))
 	opts = append(opts,
 		kgo.ConsumerGroup("connect-"+p.id.Connector),
@@ -402,7 +407,20 @@ func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return
 		}
-		p.log.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
+		p.fetchLog.Warn().Err(err).Str("topic", t).Int32("partition", part).Msg("fetch error")
+		if errors.Is(err, kerr.UnknownTopicID) {
+			// franz-go consumes the first instance of a topic it knows
+			// and refuses a new one for good, returning this at every
+			// poll (ADR 0031): a new consumer reads the new instance.
+			// The offsets written from the old one are never committed:
+			// by name, they would land on the new instance and have its
+			// first records skipped.
+			p.dropOffsets(t, part)
+		}
+		if fatal == nil && errors.Is(err, kerr.UnknownTopicID) {
+			fatal = fmt.Errorf("%s-%d: %w: the topic was deleted and recreated while this task consumed it; "+
+				"the task starts again with a new consumer", t, part, err)
+		}
 		if fatal == nil && kafkasec.IsAuthError(err) {
 			fatal = fmt.Errorf("the task's consumer cannot authenticate to Kafka: %w", err)
 		}
@@ -418,6 +436,18 @@ func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
 // (unexported, hence the text) or an offset out of range.
 func noOffset(err error) bool {
 	return errors.Is(err, kerr.OffsetOutOfRange) || strings.Contains(err.Error(), "no prior committed offset")
+}
+
+// dropOffsets forgets the written and committed offsets of a topic's
+// partitions, so that no commit carries them.
+func (p *sinkPipeline) dropOffsets(topic string, partitions ...int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, part := range partitions {
+		tp := connectors.TopicPartition{Topic: topic, Partition: part}
+		delete(p.written, tp)
+		delete(p.committed, tp)
+	}
 }
 
 // deliver converts a batch of consumed records and writes it.
@@ -726,6 +756,7 @@ func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32, leav
 		return nil
 	}
 	var commitErr error
+	dropped := map[connectors.TopicPartition]bool{}
 	// offset.flush.timeout.ms bounds the commit, as in Connect; PreCommit
 	// above is the connector's own business, unbounded as there.
 	cctx, cancel := context.WithTimeout(ctx, p.rt.opts.OffsetFlushTimeout)
@@ -737,8 +768,21 @@ func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32, leav
 		}
 		for _, t := range resp.Topics {
 			for _, pt := range t.Partitions {
-				if pt.ErrorCode != 0 && commitErr == nil {
-					commitErr = fmt.Errorf("commit %s-%d: error code %d", t.Topic, pt.Partition, pt.ErrorCode)
+				switch code := pt.ErrorCode; {
+				case code == kerr.UnknownTopicOrPartition.Code || code == kerr.UnknownTopicID.Code:
+					// The topic is gone (deleted, or recreated under
+					// a new ID): its offset is not retried, which
+					// would commit it to a topic of the same name
+					// created meanwhile and skip that topic's first
+					// records (ADR 0031). A partition that is still
+					// there commits again once the task writes more
+					// of it; the records are written, never skipped.
+					p.dropOffsets(t.Topic, pt.Partition)
+					dropped[connectors.TopicPartition{Topic: t.Topic, Partition: pt.Partition}] = true
+					p.log.Warn().Str("topic", t.Topic).Int32("partition", pt.Partition).Err(kerr.ErrorForCode(code)).
+						Msg("offset commit refused: the partition no longer exists; its offset is dropped")
+				case code != 0 && commitErr == nil:
+					commitErr = fmt.Errorf("commit %s-%d: %w", t.Topic, pt.Partition, kerr.ErrorForCode(code))
 				}
 			}
 		}
@@ -749,7 +793,9 @@ func (p *sinkPipeline) commit(ctx context.Context, only map[string][]int32, leav
 	p.mu.Lock()
 	for t, parts := range toCommit {
 		for part, eo := range parts {
-			p.committed[connectors.TopicPartition{Topic: t, Partition: part}] = eo.Offset
+			if tp := (connectors.TopicPartition{Topic: t, Partition: part}); !dropped[tp] {
+				p.committed[tp] = eo.Offset
+			}
 		}
 	}
 	p.mu.Unlock()
