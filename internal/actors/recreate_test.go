@@ -74,16 +74,7 @@ func TestRecreatedTopicTasksStartAgainWithANewProducer(t *testing.T) {
 			if _, err := e.adm.DeleteTopic(ctx, recreated); err != nil {
 				t.Fatal(err)
 			}
-			testutil.Eventually(t, 20*time.Second, "the topic gone", func() error {
-				td, err := e.adm.ListTopics(ctx, recreated)
-				if err != nil {
-					return err
-				}
-				if td.Has(recreated) {
-					return fmt.Errorf("still listed")
-				}
-				return nil
-			})
+			e.waitTopicGone(ctx, recreated)
 			if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, recreated); err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +296,19 @@ func TestRecreatedTopicSinkStartsAgainWithANewConsumer(t *testing.T) {
 	if _, err := e.adm.DeleteTopic(ctx, topic); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 20*time.Second, "the topic gone", func() error {
+	e.waitTopicGone(ctx, topic)
+	if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	produce(100, 100)
+	testutil.Eventually(t, 40*time.Second, "the new instance's records past offset 50 written", all(150, 200))
+	e.waitTaskState(name, 0, state.StateRunning)
+}
+
+// waitTopicGone waits until the broker no longer lists topic.
+func (e *env) waitTopicGone(ctx context.Context, topic string) {
+	e.t.Helper()
+	testutil.Eventually(e.t, 20*time.Second, topic+" deleted", func() error {
 		td, err := e.adm.ListTopics(ctx, topic)
 		if err != nil {
 			return err
@@ -315,10 +318,4 @@ func TestRecreatedTopicSinkStartsAgainWithANewConsumer(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-	produce(100, 100)
-	testutil.Eventually(t, 40*time.Second, "the new instance's records past offset 50 written", all(150, 200))
-	e.waitTaskState(name, 0, state.StateRunning)
 }
