@@ -160,8 +160,9 @@ type Runtime struct {
 	leases *leases
 	// naps resumes idle source tasks whose Polls return at once (nap.go).
 	naps *napRoom
-	// producers are the connectors' own producers, shared the
-	// generations of the producer the other connectors share (clients.go).
+	// producers are the connectors' own producers; shared holds the
+	// generations of the producer the other connectors' tasks share
+	// (clients.go).
 	producers ownProducers
 	shared    sharedProducers
 

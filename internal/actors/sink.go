@@ -416,10 +416,10 @@ func (p *sinkPipeline) fetchErrors(fetches kgo.Fetches) error {
 			// by name, they would land on the new instance and have its
 			// first records skipped.
 			p.dropOffsets(t, part)
-		}
-		if fatal == nil && errors.Is(err, kerr.UnknownTopicID) {
-			fatal = fmt.Errorf("%s-%d: %w: the topic was deleted and recreated while this task consumed it; "+
-				"the task starts again with a new consumer", t, part, err)
+			if fatal == nil {
+				fatal = fmt.Errorf("%s-%d: %w: the topic was deleted and recreated while this task consumed it; "+
+					"the task starts again with a new consumer", t, part, err)
+			}
 		}
 		if fatal == nil && kafkasec.IsAuthError(err) {
 			fatal = fmt.Errorf("the task's consumer cannot authenticate to Kafka: %w", err)
