@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/kafkasec"
 	"github.com/sluice-io/sluice/internal/state"
@@ -318,4 +321,114 @@ func (e *env) waitTopicGone(ctx context.Context, topic string) {
 		}
 		return nil
 	})
+}
+
+// A sink's offset commit refused because the partition does not exist is
+// dropped, not retried (a retry could land on a topic of the same name
+// created meanwhile, ADR 0031); it must not stop the partition's later
+// offsets from being committed once the task writes more of it, nor
+// commit anything the task did not write. The embedded broker refuses the
+// group's first commits with UNKNOWN_TOPIC_OR_PARTITION.
+func TestSinkCommitRefusedForAMissingPartitionIsDroppedNotLost(t *testing.T) {
+	e := newFakeEnv(t) // the refusals are injected with ControlKey
+	topic := e.topic("commit-refused")
+	name := "refused"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := e.adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	refusing, refused := true, 0
+	e.broker.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.broker.KeepControl()
+		oc := req.(*kmsg.OffsetCommitRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		if oc.Group != "connect-"+name || !refusing {
+			return nil, nil, false
+		}
+		refused++
+		resp := oc.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range oc.Topics {
+			t := kmsg.NewOffsetCommitResponseTopic()
+			t.Topic, t.TopicID = rt.Topic, rt.TopicID
+			for _, p := range rt.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
+				t.Partitions = append(t.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp, nil, true
+	})
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.kopts...), kgo.DefaultProduceTopic(topic))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func(from, n int64) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("0:%d", i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	committed := func() (int64, error) {
+		o, err := e.adm.FetchOffsets(ctx, "connect-"+name)
+		if err != nil {
+			return -1, err
+		}
+		r, ok := o.Lookup(topic, 0)
+		if !ok {
+			return -1, nil
+		}
+		return r.At, r.Err
+	}
+	writtenCount := func() int {
+		h := hooksFor(name)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.written)
+	}
+
+	produce(0, 50)
+	e.create(name, withConv(map[string]string{"name": name, "connector.class": "test.TestSink", "topics": topic}))
+	testutil.Eventually(t, 20*time.Second, "50 written and a commit refused", func() error {
+		mu.Lock()
+		n := refused
+		mu.Unlock()
+		if w := writtenCount(); w < 50 || n == 0 {
+			return fmt.Errorf("%d written, %d commits refused", w, n)
+		}
+		return nil
+	})
+	// Dropped, not retried: no more commits come while nothing new is
+	// written (a commit every 100 ms would otherwise be refused again).
+	mu.Lock()
+	before := refused
+	mu.Unlock()
+	time.Sleep(time.Second)
+	mu.Lock()
+	after := refused
+	refusing = false
+	mu.Unlock()
+	if after > before+1 {
+		t.Errorf("the refused offset was committed again %d times in a second", after-before)
+	}
+	if at, err := committed(); err != nil || at > 50 {
+		t.Fatalf("committed %d (%v) with nothing accepted", at, err)
+	}
+	produce(50, 10)
+	testutil.Eventually(t, 20*time.Second, "the partition committed once more was written", func() error {
+		at, err := committed()
+		if err != nil || at != 60 {
+			return fmt.Errorf("committed %d (%v), %d written", at, err, writtenCount())
+		}
+		return nil
+	})
+	if st := e.taskState(name, 0); st.State != state.StateRunning {
+		t.Errorf("task %s: %s", st.State, st.Trace)
+	}
 }

@@ -595,7 +595,6 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 		// Said plainly in the task's status trace.
 		err = fmt.Errorf("the task's producer: %w", authErr)
 	}
-	recreated, err := recreatedTopic(p.producer.producer, r.Topic, err)
 	// The record's bytes are no longer needed, but the slab it lives in
 	// stays until the tracker is done with every record of its poll: let
 	// them go now, or a poll's worth of acknowledged values would be held
@@ -609,6 +608,7 @@ func (p *sourcePipeline) acked(r *kgo.Record, err error) {
 	// be handed out again (slabs.go).
 	active := o.active
 	if err != nil {
+		recreated, err := recreatedTopic(p.producer.producer, r.Topic, err)
 		p.produceFailed(&o.pending, r.Topic, err, recreated)
 		return
 	}
