@@ -1,14 +1,20 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/connconfig"
 	"github.com/sluice-io/sluice/internal/kafkasec"
@@ -34,20 +40,34 @@ type ownProducer struct {
 	security *kafkasec.Settings
 	refs     int
 	// stale says a topic it produced to was deleted and recreated
-	// (ADR 0031): it is out of the map, and its last release closes it.
+	// (ADR 0031), or deleted (ADR 0032): it is out of the map, and its last
+	// release closes it.
 	stale atomic.Bool
+	// topics are the topics its tasks said they produce to
+	// (producer.note), guarded by ownProducers.mu.
+	topics map[string]struct{}
 }
 
 // producer is a client a task produces with, and the security it was made
 // with, which tells its authentication failures (Settings.AuthFailure).
 // recreated, when not nil, is called with a topic the client refused with
 // UNKNOWN_TOPIC_ID (recreatedTopic); stale, when not nil, says that tasks
-// should no longer produce with the client (recreatedTopic, heldProducer).
+// should no longer produce with the client (recreatedTopic, heldProducer);
+// note, when not nil, is told each topic a task is about to produce to
+// with the client, before its first record (ADR 0032).
 type producer struct {
 	*kgo.Client
 	security  *kafkasec.Settings
 	recreated func(topic string)
 	stale     func() bool
+	note      func(topic string)
+}
+
+// noteTopic tells the runtime that the task is about to produce to topic.
+func (p producer) noteTopic(topic string) {
+	if p.note != nil {
+		p.note(topic)
+	}
 }
 
 // heldProducer is the producer a task produces with and the release of
@@ -102,12 +122,14 @@ func recreatedTopic(p producer, topic string, err error) (bool, error) {
 // sharedProducers are the generations of the producer that the tasks
 // without producer overrides share: the worker's (Options.Producer), then
 // a client of the same settings made each time one of them produced to a
-// topic that was deleted and recreated (renewShared). A task produces with
-// the generation it took until it has nothing in flight with it, so its
-// records keep their order; it then moves to the current one
-// (heldProducer). A generation the runtime made is closed once it is
-// stale and its last task released it; the worker's stays the worker's to
-// close.
+// topic that was deleted and recreated (renewShared, ADR 0031), or a topic
+// it produced to was deleted (dropDeletedTopics, ADR 0032). A task produces
+// with the generation it took until it has nothing in flight with it, so
+// its records keep their order; it then moves to the current one
+// (heldProducer). A generation the runtime made is closed once it is stale
+// and its last task released it; the worker's stays the worker's to close
+// (it also fences exactly-once tasks' transactional IDs), and forgets the
+// topics it produced to instead.
 type sharedProducers struct {
 	mu      sync.Mutex
 	current *sharedProducer
@@ -120,6 +142,10 @@ type sharedProducer struct {
 	client *kgo.Client
 	refs   int
 	stale  atomic.Bool
+	// topics are the topics tasks said they produce to with the
+	// generation (producer.note), guarded by sharedProducers.mu: the
+	// topics franz-go asks the brokers about at each metadata refresh.
+	topics map[string]struct{}
 }
 
 // takeShared returns the current generation for a task, and its release.
@@ -135,27 +161,54 @@ func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
 	release := sync.OnceFunc(func() {
 		s.mu.Lock()
 		g.refs--
-		_, open := s.made[g]
-		last := open && g.refs == 0 && g.stale.Load()
-		if last {
-			delete(s.made, g)
-		}
+		done := s.left(g)
 		s.mu.Unlock()
-		if last {
-			g.client.Close()
-		}
+		done()
 	})
-	renew := func(topic string) { r.renewShared(g, security, topic) }
-	return producer{g.client, security, renew, g.stale.Load}, release
+	renew := func(topic string) { r.renewShared(g, security, topic, topicRecreated) }
+	return producer{g.client, security, renew, g.stale.Load, noteIn(&s.mu, &g.topics)}, release
 }
+
+// left is called with s.mu held when a task leaves generation g or g
+// becomes stale. Once g is stale and no task holds it, it returns what
+// becomes of it, to be done after s.mu is released: a generation the
+// runtime made is closed; the worker's forgets the topics it produced to,
+// since no task produces with it again (their sequence numbers no longer
+// matter), and a deleted one would otherwise be asked about every second.
+func (s *sharedProducers) left(g *sharedProducer) (done func()) {
+	if g.refs > 0 || !g.stale.Load() || s.closed {
+		return func() {}
+	}
+	if _, made := s.made[g]; made {
+		delete(s.made, g)
+		return g.client.Close
+	}
+	forget := slices.Collect(maps.Keys(g.topics))
+	g.topics = nil
+	return func() {
+		if len(forget) > 0 {
+			g.client.PurgeTopicsFromProducing(forget...)
+		}
+	}
+}
+
+// Why a generation of the shared producer is renewed.
+const (
+	topicRecreated = "recreated" // ADR 0031
+	topicDeleted   = "deleted"   // ADR 0032
+)
 
 // renewShared makes a new generation of the shared producer if g is still
 // the current one (the first of its tasks to meet a recreated topic asks;
 // the others find it done).
-func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, topic string) {
+func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, topic, why string) {
 	s := &r.shared
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	done := func() {}
+	defer func() {
+		s.mu.Unlock()
+		done()
+	}()
 	if s.current != g || s.closed {
 		return
 	}
@@ -172,7 +225,107 @@ func (r *Runtime) renewShared(g *sharedProducer, security *kafkasec.Settings, to
 		s.made = map[*sharedProducer]struct{}{}
 	}
 	s.made[s.current] = struct{}{}
+	// No task may hold g any more (a deleted topic's last connector
+	// stopped): no release will come to retire it.
+	done = s.left(g)
+	if why == topicDeleted {
+		r.opts.Log.Info().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted: tasks move to a new producer, each once it has no record in flight, so that the old one stops asking about the topic")
+		return
+	}
 	r.opts.Log.Warn().Str("topic", topic).Msg("a topic the shared producer wrote to was deleted and recreated: tasks move to a new producer, each once it has no record in flight")
+}
+
+// DefaultTopicCheckInterval is how often the runtime looks for deleted
+// topics among those of the shared producer (dropDeletedTopics).
+const DefaultTopicCheckInterval = 30 * time.Second
+
+// watchDeletedTopics runs dropDeletedTopics every interval until ctx ends.
+func (r *Runtime) watchDeletedTopics(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.dropDeletedTopics(ctx)
+	}
+}
+
+// dropDeletedTopics renews a producer when a topic it produced to no
+// longer exists (ADR 0032): the shared producer's current generation, and
+// the connectors' own producers. franz-go asks the brokers about every
+// topic a client ever produced to at each metadata refresh, for the
+// client's life: a deleted one fails each refresh, and franz-go then
+// refreshes again within a second, for as long as the client lives (the
+// producer no longer lets those requests create topics, which brought the
+// topic back). Purging the topic from the client would start its sequence
+// numbers again under the same producer ID, which a topic of that name
+// created again later could take for duplicates; a new client has a new
+// producer ID. It costs each producer with topics one metadata request per
+// interval.
+func (r *Runtime) dropDeletedTopics(ctx context.Context) {
+	s := &r.shared
+	s.mu.Lock()
+	g := s.current
+	var topics []string
+	if g != nil {
+		topics = slices.Collect(maps.Keys(g.topics))
+	}
+	s.mu.Unlock()
+	if len(topics) > 0 {
+		if t := deletedTopic(ctx, g.client, topics); t != "" {
+			r.renewShared(g, r.security(kafkasec.Producer, nil), t, topicDeleted)
+		}
+	}
+	type own struct {
+		key    string
+		p      *ownProducer
+		topics []string
+	}
+	var owns []own
+	p := &r.producers
+	p.mu.Lock()
+	for key, o := range p.m {
+		if len(o.topics) > 0 {
+			owns = append(owns, own{key, o, slices.Collect(maps.Keys(o.topics))})
+		}
+	}
+	p.mu.Unlock()
+	for _, o := range owns {
+		if t := deletedTopic(ctx, o.p.client, o.topics); t != "" {
+			r.retireOwn(o.key, o.p, t, topicDeleted)
+		}
+	}
+}
+
+// deletedTopic returns one of topics that the brokers say does not exist,
+// asking with cl, or "" if there is none or they could not be asked. The
+// request is sent as it is: kadm's lookups answer from a cache of up to 5
+// s, which can still hold a topic's absence from before it was created.
+func deletedTopic(ctx context.Context, cl *kgo.Client, topics []string) string {
+	if len(topics) == 0 {
+		return ""
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(cctx, cl)
+	if err != nil {
+		return "" // asked again at the next interval
+	}
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+			return *t.Topic
+		}
+	}
+	return ""
 }
 
 // closeAll closes every generation the runtime made and has not closed,
@@ -236,18 +389,43 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 			own.client.Close()
 		}
 	})
-	recreated := func(topic string) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.m[key] == own {
-			// The next task of the connector to ask makes a new one.
-			delete(p.m, key)
-			own.stale.Store(true)
-			r.opts.Log.Warn().Str("connector", connector).Str("topic", topic).
-				Msg("a topic the connector's producer wrote to was deleted and recreated: its tasks move to a new producer, each once it has no record in flight")
+	recreated := func(topic string) { r.retireOwn(key, own, topic, topicRecreated) }
+	return producer{own.client, own.security, recreated, own.stale.Load, noteIn(&p.mu, &own.topics)}, release, nil
+}
+
+// noteIn returns a producer.note that adds a topic to *topics under mu.
+func noteIn(mu *sync.Mutex, topics *map[string]struct{}) func(string) {
+	return func(topic string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if *topics == nil {
+			*topics = map[string]struct{}{}
 		}
+		(*topics)[topic] = struct{}{}
 	}
-	return producer{own.client, own.security, recreated, own.stale.Load}, release, nil
+}
+
+// retireOwn takes a connector's own producer out of the map, stale, when a
+// topic it produced to was recreated or deleted: the next task of the
+// connector to ask makes a new one, and the old one's last release closes
+// it.
+func (r *Runtime) retireOwn(key string, own *ownProducer, topic, why string) {
+	p := &r.producers
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m[key] != own {
+		return
+	}
+	delete(p.m, key)
+	own.stale.Store(true)
+	connector, _, _ := strings.Cut(key, "\x00")
+	if why == topicDeleted {
+		r.opts.Log.Info().Str("connector", connector).Str("topic", topic).
+			Msg("a topic the connector's producer wrote to was deleted: its tasks move to a new producer, each once it has no record in flight")
+		return
+	}
+	r.opts.Log.Warn().Str("connector", connector).Str("topic", topic).
+		Msg("a topic the connector's producer wrote to was deleted and recreated: its tasks move to a new producer, each once it has no record in flight")
 }
 
 // security is the TLS and SASL of a client of kind: the connector's

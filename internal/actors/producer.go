@@ -12,11 +12,15 @@ import (
 // them by accident; invariant 1 rests on acks=all), records partitioned as
 // by Kafka's Java client (newPartitioner: murmur2 of the key, so the same
 // key lands on the same partition as with Connect), and a record whose
-// source pinned a partition going there. Its metadata requests let the
-// broker create a missing topic (if auto.create.topics.enable allows it),
-// as Java's producer's do: a source without topic creation keys relies on
-// that, as in Connect. Batches are not compressed, Java's compression.type default (franz-go's own default
-// is snappy): the worker's producer.compression.type and a connector's
+// source pinned a partition going there. Its metadata requests do not let
+// the broker create a missing topic, as Java's producer's do: franz-go asks
+// about every topic a client ever produced to at each refresh, so a topic
+// deleted after its connector was would come back at the shared producer's
+// next refresh (ADR 0032). A task asks for the auto-creation Connect's
+// producer would have asked for once, before its first record to a topic
+// (ensureTopic). Batches are not compressed, Java's compression.type
+// default (franz-go's own default is snappy): the worker's
+// producer.compression.type and a connector's
 // producer.override.compression.type, which come after these options,
 // choose a codec as they do in Connect. A partition whose leader is not
 // known (a topic created a moment ago on a busy broker) is looked up again
@@ -29,7 +33,6 @@ func ProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MetadataMinAge(time.Second),
-		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(newPartitioner()),
 		kgo.MaxBufferedRecords(1 << 17),

@@ -102,7 +102,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// MaxInFlight bounds a source task's records produced but not acked.
 	MaxInFlight int
-	Log         zerolog.Logger
+	// TopicCheckInterval is how often the runtime asks whether topics its
+	// producers wrote to were deleted (dropDeletedTopics, ADR 0032);
+	// DefaultTopicCheckInterval by default.
+	TopicCheckInterval time.Duration
+	Log                zerolog.Logger
 	// Metrics records what the pipelines and actors do; nil records
 	// nothing (the worker's --metrics=false).
 	Metrics *metrics.Registry
@@ -123,6 +127,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 20000
+	}
+	if o.TopicCheckInterval <= 0 {
+		o.TopicCheckInterval = DefaultTopicCheckInterval
 	}
 }
 
@@ -166,6 +173,10 @@ type Runtime struct {
 	producers ownProducers
 	shared    sharedProducers
 
+	// stopWatch ends watchDeletedTopics; watched is closed once it has.
+	stopWatch context.CancelFunc
+	watched   chan struct{}
+
 	mu      sync.Mutex
 	stopped bool
 
@@ -194,6 +205,13 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	}
 	r.watchMailbox(pid, "worker", mailbox)
 	r.worker = pid
+	var watch context.Context
+	watch, r.stopWatch = context.WithCancel(context.Background())
+	r.watched = make(chan struct{})
+	go func() {
+		defer close(r.watched)
+		r.watchDeletedTopics(watch, opts.TopicCheckInterval)
+	}()
 	return r, nil
 }
 
@@ -308,6 +326,8 @@ func (r *Runtime) Stop(ctx context.Context) error {
 		r.opts.Log.Warn().Err(err).Msg("worker actor did not stop in time")
 	}
 	err := r.leases.wait(ctx)
+	r.stopWatch()
+	<-r.watched
 	// A task still running past ctx no longer keeps its connector's own
 	// producer open: no client outlives the runtime.
 	r.producers.closeAll()

@@ -192,6 +192,7 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 			return release, fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
 		}
 	}
+	p.dlq.noteTopic(p.keys.DLQ.Topic)
 	return release, nil
 }
 
@@ -688,6 +689,9 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 		if p.dlq.isStale() {
 			// Produced synchronously: nothing is in flight (ADR 0031).
 			err = p.dlq.renew(p.rt, p.id.Connector, p.dlqClientID(), p.keys.Overrides.Producer)
+			if err == nil {
+				p.dlq.noteTopic(p.keys.DLQ.Topic)
+			}
 		}
 		if err == nil {
 			// Synchronous: the record's offset may be committed only

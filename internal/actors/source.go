@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
@@ -422,8 +423,12 @@ func (p *sourcePipeline) moveProducer(ctx context.Context) error {
 		return nil
 	}
 	if err := p.producer.renew(p.rt, p.id.Connector, p.producerClientID(), p.keys.Overrides.Producer); err != nil {
-		return fmt.Errorf("a new producer after its topic was recreated: %w", err)
+		return fmt.Errorf("a new producer after a topic was deleted or recreated: %w", err)
 	}
+	// Each topic is looked at again, and told to the new producer
+	// (producer.note), before the task's next record to it.
+	clear(p.topics)
+	p.lastTopic = ""
 	return nil
 }
 
@@ -523,6 +528,7 @@ func (p *sourcePipeline) send(ctx context.Context, o *outgoing, rec *connectors.
 				return err
 			}
 			p.topics[kr.Topic] = true
+			p.producer.noteTopic(kr.Topic)
 			p.clock.expire()
 		}
 		p.lastTopic, p.lastActive = kr.Topic, p.active.entry(kr.Topic)
@@ -719,10 +725,13 @@ func (p *sourcePipeline) failed(ctx context.Context, e *pending, rec *connectors
 // topic.creation.enable is false), which is what auto-creation would give,
 // without depending on the broker allowing it. (Relying on the producer's
 // auto-creation instead was seen to lose a topic's tail on the embedded
-// broker after a kill -9: a known difference, README.md.)
+// broker after a kill -9: a known difference, README.md.) With the
+// worker's topic.creation.enable=false, the broker's auto-creation it is:
+// the task's producer asks for it, once (autoCreate).
 func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
 	if !p.keys.TopicCreation.Enabled {
 		if p.rt.opts.Worker.TopicCreationDisabled || p.rt.opts.Admin == nil {
+			autoCreate(ctx, p.producer.Client, topic)
 			return nil
 		}
 		if err := createTopic(ctx, p.rt.opts.Admin, topic, -1, -1, nil); err != nil && ctx.Err() == nil {
@@ -739,6 +748,23 @@ func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
 		return fmt.Errorf("%w (topic creation group %q); ensure the task may create topics or that the topic exists", err, g.Name)
 	}
 	return nil
+}
+
+// autoCreate asks the broker about topic with the client, letting it
+// create the topic if auto.create.topics.enable allows: the request Java's
+// producer makes before its first record to a topic it does not know.
+// ProducerOpts' clients do not make it at each metadata refresh (ADR 0032).
+// Whatever the answer, the task's first record tells: a topic the broker
+// did not create fails it with UNKNOWN_TOPIC_OR_PARTITION (acked says why).
+func autoCreate(ctx context.Context, cl *kgo.Client, topic string) {
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, t)
+	req.AllowAutoTopicCreation = true
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, _ = req.RequestWith(cctx, cl)
 }
 
 // createTopic creates a topic unless it exists; -1 takes the broker's
