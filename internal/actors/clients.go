@@ -42,10 +42,8 @@ type ownProducer struct {
 	// stale says a topic it produced to was deleted and recreated
 	// (ADR 0031), or deleted (ADR 0032): it is out of the map, and its last
 	// release closes it.
-	stale atomic.Bool
-	// topics are the topics its tasks said they produce to
-	// (producer.note), guarded by ownProducers.mu.
-	topics map[string]struct{}
+	stale  atomic.Bool
+	topics producedTopics
 }
 
 // producer is a client a task produces with, and the security it was made
@@ -53,21 +51,79 @@ type ownProducer struct {
 // recreated, when not nil, is called with a topic the client refused with
 // UNKNOWN_TOPIC_ID (recreatedTopic); stale, when not nil, says that tasks
 // should no longer produce with the client (recreatedTopic, heldProducer);
-// note, when not nil, is told each topic a task is about to produce to
-// with the client, before its first record (ADR 0032).
+// topics, when not nil, are the topics the client's tasks produce to, and
+// check makes the client stale if one of them was deleted (ADR 0032).
 type producer struct {
 	*kgo.Client
 	security  *kafkasec.Settings
 	recreated func(topic string)
 	stale     func() bool
-	note      func(topic string)
+	topics    *producedTopics
+	check     func(ctx context.Context)
 }
 
 // noteTopic tells the runtime that the task is about to produce to topic.
 func (p producer) noteTopic(topic string) {
-	if p.note != nil {
-		p.note(topic)
+	if p.topics != nil {
+		p.topics.note(topic)
 	}
+}
+
+// checkTopics makes the producer stale if a topic it produced to was
+// deleted: a task checks when it starts, before its first record, as
+// franz-go's client delays the first record to a topic new to it by up to
+// 250 ms while another topic it knows fails each metadata refresh.
+func (p producer) checkTopics(ctx context.Context) {
+	if p.check != nil {
+		p.check(ctx)
+	}
+}
+
+// producedTopics are the topics the tasks of one client said they produce
+// to (producer.note): the topics franz-go asks the brokers about at each
+// of the client's metadata refreshes.
+type producedTopics struct {
+	mu     sync.Mutex
+	topics map[string]struct{}
+	// checking is held by a check under way; checked is when the last one
+	// began.
+	checking sync.Mutex
+	checked  time.Time
+}
+
+func (t *producedTopics) note(topic string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.topics == nil {
+		t.topics = map[string]struct{}{}
+	}
+	t.topics[topic] = struct{}{}
+}
+
+// take returns the topics and forgets them.
+func (t *producedTopics) take() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	topics := slices.Collect(maps.Keys(t.topics))
+	t.topics = nil
+	return topics
+}
+
+// deleted returns one of the topics that the brokers say does not exist,
+// asking with cl, or "" if there is none, they could not be asked, or a
+// check that began after asked already ran (tasks starting together ask
+// once; what the check found was acted on).
+func (t *producedTopics) deleted(ctx context.Context, cl *kgo.Client, asked time.Time) string {
+	t.checking.Lock()
+	defer t.checking.Unlock()
+	if t.checked.After(asked) {
+		return ""
+	}
+	t.checked = time.Now()
+	t.mu.Lock()
+	topics := slices.Collect(maps.Keys(t.topics))
+	t.mu.Unlock()
+	return deletedTopic(ctx, cl, topics)
 }
 
 // heldProducer is the producer a task produces with and the release of
@@ -142,10 +198,7 @@ type sharedProducer struct {
 	client *kgo.Client
 	refs   int
 	stale  atomic.Bool
-	// topics are the topics tasks said they produce to with the
-	// generation (producer.note), guarded by sharedProducers.mu: the
-	// topics franz-go asks the brokers about at each metadata refresh.
-	topics map[string]struct{}
+	topics producedTopics
 }
 
 // takeShared returns the current generation for a task, and its release.
@@ -166,7 +219,7 @@ func (r *Runtime) takeShared(security *kafkasec.Settings) (producer, func()) {
 		done()
 	})
 	renew := func(topic string) { r.renewShared(g, security, topic, topicRecreated) }
-	return producer{g.client, security, renew, g.stale.Load, noteIn(&s.mu, &g.topics)}, release
+	return producer{g.client, security, renew, g.stale.Load, &g.topics, func(ctx context.Context) { r.checkShared(ctx, g, time.Now()) }}, release
 }
 
 // left is called with s.mu held when a task leaves generation g or g
@@ -183,8 +236,7 @@ func (s *sharedProducers) left(g *sharedProducer) (done func()) {
 		delete(s.made, g)
 		return g.client.Close
 	}
-	forget := slices.Collect(maps.Keys(g.topics))
-	g.topics = nil
+	forget := g.topics.take()
 	return func() {
 		if len(forget) > 0 {
 			g.client.PurgeTopicsFromProducing(forget...)
@@ -266,37 +318,37 @@ func (r *Runtime) watchDeletedTopics(ctx context.Context, interval time.Duration
 // producer ID. It costs each producer with topics one metadata request per
 // interval.
 func (r *Runtime) dropDeletedTopics(ctx context.Context) {
+	asked := time.Now()
 	s := &r.shared
 	s.mu.Lock()
 	g := s.current
-	var topics []string
-	if g != nil {
-		topics = slices.Collect(maps.Keys(g.topics))
-	}
 	s.mu.Unlock()
-	if len(topics) > 0 {
-		if t := deletedTopic(ctx, g.client, topics); t != "" {
-			r.renewShared(g, r.security(kafkasec.Producer, nil), t, topicDeleted)
-		}
+	if g != nil {
+		r.checkShared(ctx, g, asked)
 	}
 	type own struct {
-		key    string
-		p      *ownProducer
-		topics []string
+		key string
+		p   *ownProducer
 	}
 	var owns []own
 	p := &r.producers
 	p.mu.Lock()
 	for key, o := range p.m {
-		if len(o.topics) > 0 {
-			owns = append(owns, own{key, o, slices.Collect(maps.Keys(o.topics))})
-		}
+		owns = append(owns, own{key, o})
 	}
 	p.mu.Unlock()
 	for _, o := range owns {
-		if t := deletedTopic(ctx, o.p.client, o.topics); t != "" {
+		if t := o.p.topics.deleted(ctx, o.p.client, asked); t != "" {
 			r.retireOwn(o.key, o.p, t, topicDeleted)
 		}
+	}
+}
+
+// checkShared renews the shared producer if a topic generation g produced
+// to no longer exists.
+func (r *Runtime) checkShared(ctx context.Context, g *sharedProducer, asked time.Time) {
+	if t := g.topics.deleted(ctx, g.client, asked); t != "" {
+		r.renewShared(g, r.security(kafkasec.Producer, nil), t, topicDeleted)
 	}
 }
 
@@ -390,19 +442,12 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 		}
 	})
 	recreated := func(topic string) { r.retireOwn(key, own, topic, topicRecreated) }
-	return producer{own.client, own.security, recreated, own.stale.Load, noteIn(&p.mu, &own.topics)}, release, nil
-}
-
-// noteIn returns a producer.note that adds a topic to *topics under mu.
-func noteIn(mu *sync.Mutex, topics *map[string]struct{}) func(string) {
-	return func(topic string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if *topics == nil {
-			*topics = map[string]struct{}{}
+	check := func(ctx context.Context) {
+		if t := own.topics.deleted(ctx, own.client, time.Now()); t != "" {
+			r.retireOwn(key, own, t, topicDeleted)
 		}
-		(*topics)[topic] = struct{}{}
 	}
+	return producer{own.client, own.security, recreated, own.stale.Load, &own.topics, check}, release, nil
 }
 
 // retireOwn takes a connector's own producer out of the map, stale, when a

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,27 +24,53 @@ func (m *metadataRequests) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int,
 	}
 }
 
+// topicsOf returns a copy of the topics a producer's tasks noted.
+func topicsOf(t *producedTopics) map[string]struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.topics)
+}
+
 // ADR 0032: a topic deleted after the connector that wrote to it stopped
-// stays deleted, and the worker's shared producer stops asking about it,
-// whether another task still produces with it or none does. Before, the
-// shared producer's next metadata refresh (another connector's first
-// record to another topic, or its periodic refresh, forced here) let the
-// broker create the topic again, for as long as the worker ran; and a
-// client that asks about a topic that does not exist refreshes its
-// metadata every second.
+// stays deleted, and the worker's shared producer stops asking about it:
+// when another task starts (it checks before its first record; the
+// periodic check is off), while another task runs (the periodic check
+// finds it, the task moves), or when no task is left. Before, the shared
+// producer's next metadata refresh (another connector's first record to
+// another topic, or its periodic refresh, forced here) let the broker
+// create the topic again, for as long as the worker ran; and a client that
+// asks about a topic that does not exist refreshes its metadata every
+// second (and holds a new topic's first record for up to 250 ms).
 func TestDeletedTopicStaysDeletedAndLeavesTheProducer(t *testing.T) {
-	for _, another := range []bool{true, false} {
-		t.Run(map[bool]string{true: "another-task-writes-on", false: "no-task-left"}[another], func(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		second   string // "starts" after the deletion, "runs" from before it, or ""
+		interval time.Duration
+	}{
+		{"a-task-starts", "starts", time.Hour},
+		{"a-task-runs", "runs", 200 * time.Millisecond},
+		{"no-task-left", "", 200 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			meta := &metadataRequests{}
 			e := newEnvOn(t, storetest.Start(t, "t", append(ProducerOpts(), kgo.WithHooks(meta))...), false, func(o *Options) {
-				o.TopicCheckInterval = 200 * time.Millisecond
+				o.TopicCheckInterval = c.interval
 			})
 			gone, next := e.topic("gone"), e.topic("next")
 			hooksFor("first").pollGap = 20 * time.Millisecond
 			hooksFor("second").pollGap = 20 * time.Millisecond
+			startSecond := func() {
+				e.create("second", withConv(map[string]string{"name": "second", "connector.class": "test.TestSource", "topic": next, "tasks.max": "1"}))
+				if n := len(e.readTopic(next, 50)); n < 50 {
+					t.Fatalf("%d records in %s", n, next)
+				}
+			}
 			e.create("first", withConv(map[string]string{"name": "first", "connector.class": "test.TestSource", "topic": gone, "tasks.max": "1"}))
 			if n := len(e.readTopic(gone, 50)); n < 50 {
 				t.Fatalf("%d records in %s", n, gone)
+			}
+			if c.second == "runs" {
+				startSecond()
 			}
 			e.setTarget("first", state.TargetStopped)
 			testutil.Eventually(t, 20*time.Second, "first stopped", func() error {
@@ -62,11 +89,8 @@ func TestDeletedTopicStaysDeletedAndLeavesTheProducer(t *testing.T) {
 			e.rt.shared.mu.Lock()
 			worker := e.rt.shared.current
 			e.rt.shared.mu.Unlock()
-			if another {
-				e.create("second", withConv(map[string]string{"name": "second", "connector.class": "test.TestSource", "topic": next, "tasks.max": "1"}))
-				if n := len(e.readTopic(next, 50)); n < 50 {
-					t.Fatalf("%d records in %s", n, next)
-				}
+			if c.second == "starts" {
+				startSecond()
 			} else {
 				e.k.Producer.ForceMetadataRefresh()
 			}
@@ -96,15 +120,18 @@ func TestDeletedTopicStaysDeletedAndLeavesTheProducer(t *testing.T) {
 			// its topics.
 			e.rt.shared.mu.Lock()
 			cur := e.rt.shared.current
-			tasks := map[bool]int{true: 1, false: 0}[another]
+			tasks := 0
+			if c.second != "" {
+				tasks = 1
+			}
 			if cur == worker || worker.refs != 0 || cur.refs != tasks {
 				t.Errorf("renewed %v, %d tasks on the worker's producer, %d on the current one", cur != worker, worker.refs, cur.refs)
 			}
-			if _, ok := cur.topics[gone]; ok || len(cur.topics) != tasks || worker.topics != nil {
-				t.Errorf("the current producer's topics: %v; the worker's: %v", cur.topics, worker.topics)
-			}
 			e.rt.shared.mu.Unlock()
-			if !another {
+			if now, old := topicsOf(&cur.topics), topicsOf(&worker.topics); len(now) != tasks || old != nil {
+				t.Errorf("the current producer's topics: %v; the worker's: %v", now, old)
+			}
+			if c.second == "" {
 				return
 			}
 			// The second task wrote on, without a gap, on the new producer.
@@ -118,6 +145,13 @@ func TestDeletedTopicStaysDeletedAndLeavesTheProducer(t *testing.T) {
 			}
 			if st := e.taskState("second", 0); st.State != state.StateRunning {
 				t.Errorf("second: %s %s", st.State, st.Trace)
+			}
+			h := hooksFor("second")
+			h.mu.Lock()
+			opened := h.opened
+			h.mu.Unlock()
+			if opened != 1 {
+				t.Errorf("second opened %d times: the move restarted it", opened)
 			}
 		})
 	}

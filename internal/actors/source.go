@@ -223,6 +223,15 @@ func (p *sourcePipeline) run(ctx context.Context) (err error) {
 		}
 		p.producer = heldProducer{producer, release}
 		p.atEnd(func() { p.producer.release() })
+		// Before the first record (ADR 0032): franz-go delays the first
+		// record to a topic new to the client by up to 250 ms while a
+		// deleted topic it still knows fails each metadata refresh.
+		p.producer.checkTopics(ctx)
+		if p.producer.isStale() {
+			if err := p.producer.renew(p.rt, p.id.Connector, p.producerClientID(), p.keys.Overrides.Producer); err != nil {
+				return err
+			}
+		}
 	}
 	if p.keys.TopicCreation.Enabled {
 		admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
