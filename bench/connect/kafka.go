@@ -18,7 +18,17 @@ import (
 type broker struct{ *benchproc.Kafka }
 
 func startBroker(ctx context.Context, repo, dir string) (*broker, error) {
-	k, err := benchproc.OpenKafka(ctx, repo, dir)
+	// A deleted topic's files go within a second rather than 60 s later,
+	// the first ones too (the broker's first run of its deletions waits
+	// log.initial.task.delay.ms, 30 s). The harness deletes each round's
+	// topic so that the rounds do not pile up on the disk and in the page
+	// cache; with the delays, up to a minute of rounds' data (about 100 MB
+	// a round) stayed dirty in the page cache until it passed the kernel's
+	// dirty_background_ratio (about 2.2 GB on the 24 GiB machine), and
+	// from then on the kernel's background writeback slowed the broker's
+	// writes three to five times for whichever system's round it fell in
+	// (bench/README, "two speeds").
+	k, err := benchproc.OpenKafka(ctx, repo, dir, "log.segment.delete.delay.ms=1000", "log.initial.task.delay.ms=1000")
 	if err != nil {
 		return nil, err
 	}

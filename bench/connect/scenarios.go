@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sluice-io/sluice/bench/internal/benchproc"
@@ -111,6 +112,7 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 		}
 		for r := range h.opts.rounds {
 			for _, sys := range h.order(r) {
+				h.settle()
 				m, err := sc.run(h, h.workers[sys], h.data, fmt.Sprint(r))
 				if err != nil {
 					return fmt.Errorf("%s round %d on %s: %w", sc.key, r+1, sys, err)
@@ -123,6 +125,44 @@ func (h *harness) runThroughput(which []throughputScenario) error {
 		}
 	}
 	return nil
+}
+
+// settle readies the machine for a measured round, untimed. It writes out
+// the page cache's dirty pages (sync(2)), so that the kernel's writeback of
+// what came before (the input files, the sink's input topic, the last
+// rounds' data) does not fall in the round: on this VM the broker's writes
+// were three to five times slower while writeback ran. Then it waits until
+// the broker and the workers together use less than a tenth of a core over
+// half a second (at most 20 s), so that a round does not share the two
+// cores with what the previous one left behind: a JVM collecting and
+// compiling after its round, the broker removing the last round's files
+// (bench/README, "two speeds").
+func (h *harness) settle() {
+	syscall.Sync()
+	pids := []int{}
+	if pid, err := h.broker.pid(); err == nil {
+		pids = append(pids, pid)
+	}
+	for _, w := range h.workers {
+		pids = append(pids, w.proc.Pid())
+	}
+	ticks := func() int64 {
+		var n int64
+		for _, pid := range pids {
+			t, _ := benchproc.CPUTicks(pid)
+			n += t
+		}
+		return n
+	}
+	const window = 500 * time.Millisecond
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		before := ticks()
+		time.Sleep(window)
+		if float64(ticks()-before)/benchproc.ClockTicks < 0.1*window.Seconds() {
+			return
+		}
+	}
+	h.log("the broker and the workers were still busy 20 s after the last round; measuring anyway")
 }
 
 // topicName is a run's own topic: fresh, so that its end offsets count

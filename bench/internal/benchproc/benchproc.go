@@ -194,12 +194,15 @@ func LoadAverage() (float64, error) {
 // (test/kafka/kafka.sh under repo) on a free loopback port with its data in
 // dir, and returns its bootstrap address once it answers. ctx ends the
 // script (not the node, which StopKafka stops).
-func StartKafka(ctx context.Context, repo, dir string) (string, error) {
+func StartKafka(ctx context.Context, repo, dir string, props ...string) (string, error) {
 	port, err := FreePort()
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "test/kafka/kafka.sh"), "start", strconv.Itoa(port), dir)
+	if len(props) > 0 {
+		cmd.Env = append(os.Environ(), "SLUICE_KAFKA_PROPERTIES="+strings.Join(props, "\n"))
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("test/kafka/kafka.sh start: %w", err)

@@ -18,8 +18,8 @@ type Kafka struct {
 }
 
 // OpenKafka starts the node in dir (StartKafka) and connects to it.
-func OpenKafka(ctx context.Context, repo, dir string) (*Kafka, error) {
-	bootstrap, err := StartKafka(ctx, repo, dir)
+func OpenKafka(ctx context.Context, repo, dir string, props ...string) (*Kafka, error) {
+	bootstrap, err := StartKafka(ctx, repo, dir, props...)
 	if err != nil {
 		return nil, err
 	}
