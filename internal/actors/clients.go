@@ -85,9 +85,10 @@ func (p producer) checkTopics(ctx context.Context) {
 type producedTopics struct {
 	mu     sync.Mutex
 	topics map[string]struct{}
-	// checking is held by a check under way; checked is when the last one
-	// began.
-	checking sync.Mutex
+	// checking holds a token while a check is under way (made on first
+	// use, under mu); checked, touched only by the token's holder, is when
+	// the last check began.
+	checking chan struct{}
 	checked  time.Time
 }
 
@@ -114,8 +115,18 @@ func (t *producedTopics) take() []string {
 // check that began after asked already ran (tasks starting together ask
 // once; what the check found was acted on).
 func (t *producedTopics) deleted(ctx context.Context, cl *kgo.Client, asked time.Time) string {
-	t.checking.Lock()
-	defer t.checking.Unlock()
+	t.mu.Lock()
+	if t.checking == nil {
+		t.checking = make(chan struct{}, 1)
+	}
+	checking := t.checking
+	t.mu.Unlock()
+	select {
+	case checking <- struct{}{}:
+	case <-ctx.Done(): // a task stopping while another's check waits
+		return ""
+	}
+	defer func() { <-checking }()
 	if t.checked.After(asked) {
 		return ""
 	}
@@ -366,11 +377,13 @@ func deletedTopic(ctx context.Context, cl *kgo.Client, topics []string) string {
 		rt.Topic = kmsg.StringPtr(t)
 		req.Topics = append(req.Topics, rt)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// A task's start waits for it: a broker that does not answer soon is
+	// asked again at the next interval.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(cctx, cl)
 	if err != nil {
-		return "" // asked again at the next interval
+		return ""
 	}
 	for _, t := range resp.Topics {
 		if t.Topic != nil && t.ErrorCode == kerr.UnknownTopicOrPartition.Code {
