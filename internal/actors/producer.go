@@ -12,11 +12,11 @@ import (
 // them by accident; invariant 1 rests on acks=all), records partitioned as
 // by Kafka's Java client (newPartitioner: murmur2 of the key, so the same
 // key lands on the same partition as with Connect), and a record whose
-// source pinned a partition going there. Its metadata requests do not let
-// the broker create a missing topic, as Java's producer's do: franz-go asks
-// about every topic a client ever produced to at each refresh, so a topic
-// deleted after its connector was would come back at the shared producer's
-// next refresh (ADR 0032). A task asks for the auto-creation Connect's
+// source pinned a partition going there. Unlike Java's producer's, its
+// metadata requests do not let the broker create a missing topic: franz-go
+// asks about every topic a client ever produced to at each refresh, so a
+// topic deleted after its connector was would come back at the shared
+// producer's next refresh (ADR 0032). A task asks for the auto-creation Connect's
 // producer would have asked for once, before its first record to a topic
 // (ensureTopic). Batches are not compressed, Java's compression.type
 // default (franz-go's own default is snappy): the worker's
