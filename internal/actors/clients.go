@@ -349,9 +349,15 @@ func (r *Runtime) dropDeletedTopics(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	for _, o := range owns {
-		if t := o.p.topics.deleted(ctx, o.p.client, asked); t != "" {
-			r.retireOwn(o.key, o.p, t, topicDeleted)
-		}
+		r.checkOwn(ctx, o.key, o.p, asked)
+	}
+}
+
+// checkOwn retires a connector's own producer if a topic it produced to no
+// longer exists.
+func (r *Runtime) checkOwn(ctx context.Context, key string, own *ownProducer, asked time.Time) {
+	if t := own.topics.deleted(ctx, own.client, asked); t != "" {
+		r.retireOwn(key, own, t, topicDeleted)
 	}
 }
 
@@ -363,6 +369,18 @@ func (r *Runtime) checkShared(ctx context.Context, g *sharedProducer, asked time
 	}
 }
 
+// metadataRequest asks about topics, without letting the broker create
+// them unless the caller says so (AllowAutoTopicCreation).
+func metadataRequest(topics ...string) *kmsg.MetadataRequest {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
 // deletedTopic returns one of topics that the brokers say does not exist,
 // asking with cl, or "" if there is none or they could not be asked. The
 // request is sent as it is: kadm's lookups answer from a cache of up to 5
@@ -371,12 +389,7 @@ func deletedTopic(ctx context.Context, cl *kgo.Client, topics []string) string {
 	if len(topics) == 0 {
 		return ""
 	}
-	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-	}
+	req := metadataRequest(topics...)
 	// A task's start waits for it: a broker that does not answer soon is
 	// asked again at the next interval.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -455,11 +468,7 @@ func (r *Runtime) producerFor(connector, clientID string, o connconfig.ProducerO
 		}
 	})
 	recreated := func(topic string) { r.retireOwn(key, own, topic, topicRecreated) }
-	check := func(ctx context.Context) {
-		if t := own.topics.deleted(ctx, own.client, time.Now()); t != "" {
-			r.retireOwn(key, own, t, topicDeleted)
-		}
-	}
+	check := func(ctx context.Context) { r.checkOwn(ctx, key, own, time.Now()) }
 	return producer{own.client, own.security, recreated, own.stale.Load, &own.topics, check}, release, nil
 }
 

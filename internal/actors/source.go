@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/connectors"
 	"github.com/sluice-io/sluice/internal/connconfig"
@@ -766,10 +765,7 @@ func (p *sourcePipeline) ensureTopic(ctx context.Context, topic string) error {
 // Whatever the answer, the task's first record tells: a topic the broker
 // did not create fails it with UNKNOWN_TOPIC_OR_PARTITION (acked says why).
 func autoCreate(ctx context.Context, cl *kgo.Client, topic string) {
-	req := kmsg.NewPtrMetadataRequest()
-	t := kmsg.NewMetadataRequestTopic()
-	t.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, t)
+	req := metadataRequest(topic)
 	req.AllowAutoTopicCreation = true
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
