@@ -185,6 +185,7 @@ type hooks struct {
 	// returns at once, and the runtime naps until its deadline.
 	returns bool
 	pollGap time.Duration // each Poll after the first waits this long before its records
+	topic   string        // when set, the records' topic instead of the task config's
 	polls   int           // Polls made
 	inPoll  bool          // a Poll is running
 	commits int           // Commits made
@@ -306,6 +307,10 @@ func (s *testSourceTask) Open(_ context.Context, tc connectors.SourceTaskContext
 func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, error) {
 	s.h.mu.Lock()
 	block, records, gap := s.h.blockPoll, s.h.records, s.h.pollGap
+	topic := s.topic
+	if s.h.topic != "" {
+		topic = s.h.topic
+	}
 	doPanic := s.h.panics > 0 && s.next >= s.h.panicAt
 	if doPanic {
 		s.h.panics--
@@ -358,7 +363,7 @@ func (s *testSourceTask) Poll(ctx context.Context) ([]*connectors.SourceRecord, 
 	var out []*connectors.SourceRecord
 	for i := 0; i < 100 && (records == 0 || s.next < records); i++ {
 		out = append(out, &connectors.SourceRecord{
-			Partition: s.part, Offset: map[string]any{"seq": s.next}, Topic: s.topic,
+			Partition: s.part, Offset: map[string]any{"seq": s.next}, Topic: topic,
 			Key: fmt.Sprintf("%d", s.task), KeySchema: connectors.StringSchema,
 			Value: fmt.Sprintf("%d:%d", s.task, s.next), ValueSchema: connectors.StringSchema,
 		})
@@ -414,6 +419,9 @@ type testSinkTask struct {
 func (s *testSinkTask) Open(_ context.Context, tc connectors.SinkTaskContext, cfg map[string]string) error {
 	s.h = hooksFor(tc.ConnectorName())
 	s.borrows = cfg["borrows"] == "true"
+	s.h.mu.Lock()
+	s.h.opened++
+	s.h.mu.Unlock()
 	return nil
 }
 

@@ -182,18 +182,31 @@ func (p *sinkPipeline) openDLQ(ctx context.Context) (func(), error) {
 	}
 	p.dlq = heldProducer{producer, release}
 	release = func() { p.dlq.release() }
+	if err := p.makeDLQTopic(ctx); err != nil {
+		return release, err
+	}
+	p.dlq.noteTopic(p.keys.DLQ.Topic)
+	return release, nil
+}
+
+// makeDLQTopic creates the dead letter queue's topic, of one partition,
+// with the connector's admin client, unless it exists. The task does it
+// when it opens the queue, and again when the topic was deleted while the
+// task ran (ADR 0032): Connect's producer would have the broker create it
+// at its next write, with the broker's defaults; Sluice's producers never
+// let metadata requests create topics.
+func (p *sinkPipeline) makeDLQTopic(ctx context.Context) error {
 	admin, closeAdmin, err := p.adminFor(p.keys.Overrides.Admin)
 	if err != nil {
-		return release, err
+		return err
 	}
 	defer closeAdmin()
 	if admin != nil {
 		if err := createTopic(ctx, admin, p.keys.DLQ.Topic, 1, p.keys.DLQ.ReplicationFactor, nil); err != nil {
-			return release, fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
+			return fmt.Errorf("errors.deadletterqueue.topic.name: %w", err)
 		}
 	}
-	p.dlq.noteTopic(p.keys.DLQ.Topic)
-	return release, nil
+	return nil
 }
 
 func (p *sinkPipeline) connect() error {
@@ -686,18 +699,31 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
+		renewed := false
 		if p.dlq.isStale() {
 			// Produced synchronously: nothing is in flight (ADR 0031).
 			err = p.dlq.renew(p.rt, p.id.Connector, p.dlqClientID(), p.keys.Overrides.Producer)
-			if err == nil {
-				p.dlq.noteTopic(p.keys.DLQ.Topic)
-			}
+			renewed = err == nil
 		}
 		if err == nil {
 			// Synchronous: the record's offset may be committed only
 			// once the dead letter queue has it.
 			err = p.dlq.ProduceSync(pctx, dr).FirstErr()
 			_, err = recreatedTopic(p.dlq.producer, dr.Topic, err)
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				// The topic was deleted while the task ran: made again,
+				// the record is written once more.
+				p.log.Info().Str("topic", dr.Topic).Msg("the dead letter queue's topic no longer exists: creating it again")
+				if err = p.makeDLQTopic(pctx); err == nil {
+					err = p.dlq.ProduceSync(pctx, dr).FirstErr()
+					_, err = recreatedTopic(p.dlq.producer, dr.Topic, err)
+				}
+			}
+		}
+		if renewed {
+			// Noted once the write is done: a check meanwhile would
+			// find the topic missing while this write makes it again.
+			p.dlq.noteTopic(p.keys.DLQ.Topic)
 		}
 	}
 	p.rec.DeadLetter(err == nil)
