@@ -270,4 +270,9 @@ func TestADRLinkResolvesFromTheReportsDirectory(t *testing.T) {
 			t.Fatalf("from %s the link %s leads to %s", dir, link, got)
 		}
 	}
+	// Written outside the clone (--out /tmp/x), then copied to
+	// bench/results: the link must work from there, not lead out.
+	if link := adrLink(t.TempDir(), repo); link != "../../docs/adr/0018-benchmark-against-connect.md" {
+		t.Fatalf("from outside the repository the link is %s", link)
+	}
 }

@@ -87,17 +87,24 @@ func commandLine() string {
 
 // writeReport writes README.md and one SVG per plot group into dir.
 // adrLink is the harness's ADR as a link from a README written to dir: the
-// report may go to bench/results, a directory under it, or anywhere else.
+// report may go to bench/results or a directory under it. A report written
+// outside the repository is meant to be copied to bench/results (as the
+// committed one was), so its link is the one from there: a link out of the
+// clone would lead nowhere.
 func adrLink(dir, repo string) string {
 	const adr = "docs/adr/0018-benchmark-against-connect.md"
+	const fromResults = "../../" + adr
 	absDir, err1 := filepath.Abs(dir)
 	absRepo, err2 := filepath.Abs(repo)
 	if err1 != nil || err2 != nil {
-		return "../../" + adr
+		return fromResults
+	}
+	if in, err := filepath.Rel(absRepo, absDir); err != nil || in == ".." || strings.HasPrefix(in, "../") {
+		return fromResults
 	}
 	rel, err := filepath.Rel(absDir, filepath.Join(absRepo, adr))
 	if err != nil {
-		return "../../" + adr
+		return fromResults
 	}
 	return filepath.ToSlash(rel)
 }
