@@ -48,7 +48,8 @@ the order flipping every round (Connect, Sluice; Sluice, Connect; ...):
   parallel  4 FileStreamSource connectors (Connect's has one task each: 4
             tasks), each with a quarter of the lines, into a 4-partition topic
   (each of the three also gives the worker's CPU seconds per million records,
-  from /proc/PID/stat, and runs once unmeasured first as a warm-up)
+  from /proc/PID/stat, and runs once unmeasured first as a warm-up, and
+  unmeasured at full size before a round that follows the other system's)
   idle      per round a fresh worker: exec -> GET /health 200, then RSS and
             CPU% over --window after --settle, with 0 and with each --idle
             count of FileStreamSource connectors tailing an empty file
@@ -108,7 +109,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.records, "records", 1_000_000, "records of the source, sink and parallel scenarios")
 	fs.IntVar(&o.lineBytes, "line-bytes", 100, "bytes per line of the input file, newline included (at least 12)")
 	fs.IntVar(&o.rounds, "rounds", 3, "measured rounds of each scenario on each system")
-	fs.BoolVar(&o.warmup, "warmup", true, "run each throughput scenario once on each system with a tenth of --records before the measured rounds, unrecorded (the JVM's JIT, the page cache)")
+	fs.BoolVar(&o.warmup, "warmup", true, "run each throughput scenario once on each system with a tenth of --records before the measured rounds, and at full size before a measured round that follows the other system's, unrecorded (the JVM's JIT, the page cache, the broker's state after the other system's round)")
 	idle := fs.String("idle", "100,500", "counts of idle FileStreamSource connectors the idle scenario measures, comma-separated, ascending (0 is always measured)")
 	fs.DurationVar(&o.settle, "settle", 30*time.Second, "idle scenario: wait after the connectors run before measuring")
 	fs.DurationVar(&o.window, "window", 30*time.Second, "idle scenario: how long RSS and CPU are measured")
