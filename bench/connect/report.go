@@ -134,7 +134,7 @@ func writeReport(dir string, o options, e environment, r *results, notes []strin
 	fmt.Fprintf(&b, "Written by `bench/connect` (see [its ADR](%s)); rerun with:\n\n```sh\n%s\n```\n\n", adrLink(dir, o.repo), e.command)
 	fmt.Fprintf(&b, "Run from %s to %s (UTC), %d measured round(s) per scenario, the systems' order flipping every round", e.started.UTC().Format("2006-01-02 15:04"), e.finished.UTC().Format("15:04"), o.rounds)
 	if o.warmup && slices.ContainsFunc(throughputScenarios, func(sc throughputScenario) bool { return slices.Contains(o.scenarios, sc.key) }) {
-		b.WriteString(", after one warm-up pass of each throughput scenario on each system (not counted)")
+		b.WriteString(", after one warm-up pass of each throughput scenario on each system, and a full-size primer of the same system before each round that follows the other system's (neither counted)")
 	}
 	b.WriteString(".\n\n")
 	for _, n := range notes {
