@@ -16,9 +16,9 @@ import (
 // metadata requests do not let the broker create a missing topic: franz-go
 // asks about every topic a client ever produced to at each refresh, so a
 // topic deleted after its connector was would come back at the shared
-// producer's next refresh (ADR 0032). A task asks for the auto-creation Connect's
-// producer would have asked for once, before its first record to a topic
-// (ensureTopic). Batches are not compressed, Java's compression.type
+// producer's next refresh (ADR 0032). A task asks for the auto-creation
+// Connect's producer would have asked for once, before its first record to
+// a topic (ensureTopic). Batches are not compressed, Java's compression.type
 // default (franz-go's own default is snappy): the worker's
 // producer.compression.type and a connector's
 // producer.override.compression.type, which come after these options,

@@ -705,19 +705,21 @@ func (p *sinkPipeline) deadLetter(ctx context.Context, r *kgo.Record, cause erro
 			err = p.dlq.renew(p.rt, p.id.Connector, p.dlqClientID(), p.keys.Overrides.Producer)
 			renewed = err == nil
 		}
+		// Synchronous: the record's offset may be committed only once
+		// the dead letter queue has it.
+		write := func() error {
+			_, err := recreatedTopic(p.dlq.producer, dr.Topic, p.dlq.ProduceSync(pctx, dr).FirstErr())
+			return err
+		}
 		if err == nil {
-			// Synchronous: the record's offset may be committed only
-			// once the dead letter queue has it.
-			err = p.dlq.ProduceSync(pctx, dr).FirstErr()
-			_, err = recreatedTopic(p.dlq.producer, dr.Topic, err)
-			if errors.Is(err, kerr.UnknownTopicOrPartition) {
-				// The topic was deleted while the task ran: made again,
-				// the record is written once more.
-				p.log.Info().Str("topic", dr.Topic).Msg("the dead letter queue's topic no longer exists: creating it again")
-				if err = p.makeDLQTopic(pctx); err == nil {
-					err = p.dlq.ProduceSync(pctx, dr).FirstErr()
-					_, err = recreatedTopic(p.dlq.producer, dr.Topic, err)
-				}
+			err = write()
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			// The topic was deleted while the task ran: made again, the
+			// record is written once more.
+			p.log.Info().Str("topic", dr.Topic).Msg("the dead letter queue's topic no longer exists: creating it again")
+			if err = p.makeDLQTopic(pctx); err == nil {
+				err = write()
 			}
 		}
 		if renewed {

@@ -167,7 +167,7 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 EOF
   # More broker properties, one per line (bench/connect sets
-  # log.segment.delete.delay.ms=0): later lines win in Kafka's properties.
+  # log.segment.delete.delay.ms=1000): later lines win in Kafka's properties.
   if [ -n "${SLUICE_KAFKA_PROPERTIES:-}" ]; then
     printf '%s\n' "$SLUICE_KAFKA_PROPERTIES" >>"$dir/server.properties"
   fi
